@@ -1,0 +1,206 @@
+/**
+ * The server configuration: one TypeBox schema (types derive from it), the defaults of SPEC.md, and the checks
+ * a schema cannot express (address ports, CIDRs, tier order). Every failure names its key in one line.
+ */
+import { type Static, Type as T, type TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { parseDuration } from "../lib/duration";
+import { parseCidr } from "../lib/net";
+
+const DURATION = "^(0|(\\d+(\\.\\d+)?(ns|us|µs|ms|s|m|h|d))+)$";
+const ADDR = "^(\\[[0-9a-fA-F:.]+\\]|[A-Za-z0-9.-]*|\\*):\\d{1,5}$";
+
+/** A schema node carrying the human hint used when a value fails it. */
+function hint<S extends TSchema>(schema: S, text: string): S {
+  return { ...schema, hint: text } as S;
+}
+
+const duration = (text = "a duration such as 60s, 24h or 7d") => hint(T.String({ pattern: DURATION }), `must be ${text}`);
+const addr = (optional: boolean) =>
+  hint(
+    T.String({ pattern: optional ? `^$|${ADDR}` : ADDR }),
+    `must be an address such as :443 or 127.0.0.1:8080${optional ? ", or empty to disable" : ""}`,
+  );
+
+export const TLS_MODES = ["auto", "custom", "off", "local"] as const;
+export const ROLES = ["super_admin", "admin", "manage", "viewer"] as const;
+
+const Tier = T.Object(
+  {
+    name: hint(T.String({ minLength: 1, maxLength: 16 }), "must be a tier name such as raw or 1m"),
+    resolution: duration(),
+    retention: duration(),
+  },
+  { additionalProperties: false },
+);
+
+const GitSync = T.Object(
+  {
+    enabled: T.Boolean(),
+    remote: T.String(),
+    branch: hint(T.String({ minLength: 1, pattern: "^[A-Za-z0-9._/-]+$" }), "must be a branch name"),
+    author_name: T.String({ minLength: 1 }),
+    author_email: T.String({ minLength: 3 }),
+    ssh_key_path: T.String(),
+    https_username: T.String(),
+    https_token: T.String(),
+    poll_interval: duration(),
+    webhook_secret: T.String(),
+    poll_enabled: T.Boolean(),
+    auto_push_enabled: T.Boolean(),
+    auto_apply_enabled: T.Boolean(),
+    webhook_enabled: T.Boolean(),
+  },
+  { additionalProperties: false },
+);
+
+/** The whole server configuration after defaults are applied. */
+export const ConfigSchema = T.Object(
+  {
+    data_dir: hint(T.String({ minLength: 1 }), "must be a directory path"),
+    apps_dir: hint(T.String({ minLength: 1 }), "must be a directory path"),
+    listen_addr: addr(false),
+    http_listen_addr: T.Union([addr(true), T.Null()]),
+    management_port: hint(T.Integer({ minimum: 0, maximum: 65535 }), "must be a port number from 0 to 65535"),
+    management_addr: hint(T.String({ pattern: "^$|^[0-9a-fA-F:.]+$|^localhost$" }), "must be an IP address or empty"),
+    domain: hint(
+      T.String({ pattern: "^$|^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$" }),
+      "must be a lowercase host name such as deploy.example.com",
+    ),
+    public_host: hint(T.String({ maxLength: 253, pattern: "^[^\\s/]*$" }), "must be a host name or IP address"),
+    tls: T.Object(
+      {
+        mode: hint(T.Union(TLS_MODES.map((m) => T.Literal(m))), `must be one of ${TLS_MODES.join(", ")}`),
+        email: hint(T.String({ pattern: "^$|^[^\\s@]+@[^\\s@]+$" }), "must be an email address"),
+      },
+      { additionalProperties: false },
+    ),
+    master_secret: hint(T.String({ minLength: 16 }), "is required and must be at least 16 characters"),
+    audit_retention_days: hint(T.Integer({ minimum: 0, maximum: 36500 }), "must be a whole number of days, 0 keeps forever"),
+    metrics: T.Object({ tiers: T.Array(Tier, { minItems: 1, maxItems: 8 }) }, { additionalProperties: false }),
+    ratelimit: T.Object(
+      {
+        requests: hint(T.Integer({ minimum: 1 }), "must be a positive whole number"),
+        window: duration(),
+        burst: hint(T.Integer({ minimum: 1 }), "must be a positive whole number"),
+        by: hint(T.String({ pattern: "^(ip|path|header:[A-Za-z0-9-]+)$" }), "must be ip, path or header:<name>"),
+      },
+      { additionalProperties: false },
+    ),
+    registries: T.Array(hint(T.String({ minLength: 1 }), "must be registry names")),
+    trusted_proxies: T.Array(hint(T.String({ minLength: 1 }), "must be IP addresses or CIDRs")),
+    git_sync: GitSync,
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Static<typeof ConfigSchema>;
+export type TlsMode = (typeof TLS_MODES)[number];
+export type Role = (typeof ROLES)[number];
+
+/** SPEC.md defaults. `http_listen_addr: null` means "derive from tls.mode". `master_secret` has none. */
+export function defaults(): Config {
+  return {
+    data_dir: "/var/lib/sundeck",
+    apps_dir: "/etc/sundeck/apps",
+    listen_addr: ":443",
+    http_listen_addr: null,
+    management_port: 8443,
+    management_addr: "127.0.0.1",
+    domain: "",
+    public_host: "",
+    tls: { mode: "auto", email: "" },
+    master_secret: "",
+    audit_retention_days: 365,
+    metrics: {
+      tiers: [
+        { name: "raw", resolution: "10s", retention: "24h" },
+        { name: "1m", resolution: "1m", retention: "7d" },
+        { name: "5m", resolution: "5m", retention: "30d" },
+        { name: "1h", resolution: "1h", retention: "8760h" },
+      ],
+    },
+    ratelimit: { requests: 200, window: "60s", burst: 50, by: "ip" },
+    registries: [],
+    trusted_proxies: [],
+    git_sync: {
+      enabled: false,
+      remote: "",
+      branch: "main",
+      author_name: "sundeck",
+      author_email: "sundeck@localhost",
+      ssh_key_path: "",
+      https_username: "",
+      https_token: "",
+      poll_interval: "60s",
+      webhook_secret: "",
+      poll_enabled: true,
+      auto_push_enabled: true,
+      auto_apply_enabled: true,
+      webhook_enabled: true,
+    },
+  };
+}
+
+/** A configuration problem, always naming the key. */
+export class ConfigError extends Error {
+  constructor(
+    readonly key: string,
+    readonly problem: string,
+  ) {
+    super(`config: ${key || "(root)"}: ${problem}`);
+  }
+}
+
+/** Check a merged configuration; throws ConfigError for the first problem. */
+export function validateConfig(cfg: unknown): asserts cfg is Config {
+  const first = Value.Errors(ConfigSchema, cfg).First();
+  if (first) {
+    const key = first.path.replace(/^\//, "").replace(/\//g, ".");
+    const node = first.schema as { hint?: string };
+    const parentHint = findHint(first.path);
+    if (first.message.startsWith("Unexpected property")) throw new ConfigError(key, "unknown key");
+    const got = first.value === undefined ? "" : ` (got ${JSON.stringify(first.value)?.slice(0, 60)})`;
+    throw new ConfigError(key, `${node.hint ?? parentHint ?? first.message.toLowerCase()}${got}`);
+  }
+  const c = cfg as Config;
+  for (const [key, text] of [
+    ["listen_addr", c.listen_addr],
+    ["http_listen_addr", c.http_listen_addr ?? ""],
+  ] as const) {
+    if (text && Number(text.slice(text.lastIndexOf(":") + 1)) > 65535) throw new ConfigError(key, "port must be at most 65535");
+  }
+  if (c.tls.mode === "auto" && !c.tls.email) throw new ConfigError("tls.email", "is required when tls.mode is auto");
+  c.trusted_proxies.forEach((p, i) => {
+    if (!parseCidr(p)) throw new ConfigError(`trusted_proxies.${i}`, `must be an IP address or CIDR (got ${JSON.stringify(p)})`);
+  });
+  if (parseDuration(c.ratelimit.window)! <= 0) throw new ConfigError("ratelimit.window", "must be longer than 0s");
+  c.metrics.tiers.forEach((tier, i) => {
+    if (parseDuration(tier.resolution)! <= 0) throw new ConfigError(`metrics.tiers.${i}.resolution`, "must be longer than 0s");
+    if (parseDuration(tier.retention)! < parseDuration(tier.resolution)!)
+      throw new ConfigError(`metrics.tiers.${i}.retention`, "must be at least the tier's resolution");
+  });
+  if (c.git_sync.enabled && !c.git_sync.remote) throw new ConfigError("git_sync.remote", "is required when git_sync is enabled");
+  if (c.git_sync.ssh_key_path && c.git_sync.https_token)
+    throw new ConfigError("git_sync.https_token", "cannot be set together with git_sync.ssh_key_path");
+}
+
+/** The hint of the schema at a JSON pointer, for errors reported on union members. */
+function findHint(path: string): string | undefined {
+  let node: any = ConfigSchema;
+  for (const part of path.split("/").filter(Boolean)) {
+    if (node?.properties?.[part]) node = node.properties[part];
+    else if (node?.items) node = node.items;
+    else return undefined;
+  }
+  if (node?.hint) return node.hint;
+  if (node?.anyOf) return node.anyOf.find((s: any) => s.hint)?.hint;
+  return undefined;
+}
+
+/** The plain-HTTP listener address in effect: explicit value, else `:80` in auto/local, else disabled. */
+export function effectiveHttpListenAddr(c: Config): string {
+  if (c.tls.mode === "off") return "";
+  if (c.http_listen_addr !== null) return c.http_listen_addr;
+  return c.tls.mode === "auto" || c.tls.mode === "local" ? ":80" : "";
+}

@@ -1,0 +1,99 @@
+/**
+ * The composition root: builds every long-lived service once, with explicit dependencies. The server, the CLI and
+ * the tests all start here; nothing else constructs services.
+ */
+import { join } from "node:path";
+import type { Config } from "./config/schema";
+import { type Db, openDb } from "./db";
+import { WS_TIMINGS, WsHub, type WsTimings } from "./http/ws";
+import { deriveKeys, type Keys } from "./lib/crypto";
+import { CidrSet } from "./lib/net";
+import { type Clock, systemClock } from "./lib/time";
+import { type Log, LogSink } from "./log/logger";
+import { type Activity, createActivity } from "./modules/activity/service";
+import { type ApiKeys, createApiKeys } from "./modules/apikeys/service";
+import { createLoginGuard, type LoginGuard } from "./modules/auth/lockout";
+import { type Auth, createAuth } from "./modules/auth/service";
+import { createSessions } from "./modules/auth/sessions";
+import { createSettings, type Settings } from "./modules/system/settings";
+import { createUserRepo, type UserRepo } from "./modules/users/repo";
+import { createUsers, type Users } from "./modules/users/service";
+
+/** Everything a route, job or command needs. */
+export interface Ctx {
+  config: Readonly<Config>;
+  /** The config file read, or null for the embedded default. */
+  configSource: string | null;
+  clock: Clock;
+  logs: LogSink;
+  log: Log;
+  db: Db;
+  keys: Keys;
+  trusted: CidrSet;
+  settings: Settings;
+  activity: Activity;
+  userRepo: UserRepo;
+  users: Users;
+  apiKeys: ApiKeys;
+  guard: LoginGuard;
+  auth: Auth;
+  ws: WsHub;
+}
+
+export interface ContextOptions {
+  configSource?: string | null;
+  clock?: Clock;
+  logs?: LogSink;
+  /** Override the database path (tests); default `<data_dir>/sundeck.db`. */
+  dbPath?: string;
+  wsTimings?: WsTimings;
+}
+
+/** The database file inside the data dir. */
+export function dbPathOf(config: Pick<Config, "data_dir">): string {
+  return join(config.data_dir, "sundeck.db");
+}
+
+/** Build the context. Opens (and migrates) the database. */
+export function createContext(config: Readonly<Config>, opts: ContextOptions = {}): Ctx {
+  const clock = opts.clock ?? systemClock;
+  const logs = opts.logs ?? new LogSink();
+  const log = logs.logger("core");
+  const db = openDb(opts.dbPath ?? dbPathOf(config));
+  const keys = deriveKeys(config.master_secret);
+  const activity = createActivity({ db, clock, log: logs.logger("activity") });
+  const userRepo = createUserRepo(db.orm);
+  const users = createUsers({ db, clock, repo: userRepo, activity });
+  const apiKeys = createApiKeys({ db, clock, hmacKey: keys.apiKey, activity });
+  const guard = createLoginGuard(db, clock);
+  const auth = createAuth({
+    db,
+    clock,
+    log: logs.logger("auth"),
+    users: userRepo,
+    apiKeys,
+    sessions: createSessions(keys.session),
+    guard,
+    activity,
+  });
+  const settings = createSettings(db, clock, { auditRetentionDays: config.audit_retention_days, publicHost: config.public_host });
+  const ws = new WsHub({ clock, log: logs.logger("ws"), recheck: (p) => auth.recheck(p) }, opts.wsTimings ?? WS_TIMINGS);
+  return {
+    config,
+    configSource: opts.configSource ?? null,
+    clock,
+    logs,
+    log,
+    db,
+    keys,
+    trusted: new CidrSet(config.trusted_proxies),
+    settings,
+    activity,
+    userRepo,
+    users,
+    apiKeys,
+    guard,
+    auth,
+    ws,
+  };
+}

@@ -1,0 +1,7 @@
+import { render } from "preact";
+
+function App() {
+  return <main>Sundeck</main>;
+}
+
+render(<App />, document.getElementById("app")!);

@@ -1,0 +1,12 @@
+/**
+ * Migrations embedded in the binary: each drizzle-kit SQL file imported as text, in journal order.
+ * After `bunx drizzle-kit generate`, add the new file here (test/unit/db checks the list matches the journal).
+ */
+import m0000 from "./0000_init.sql" with { type: "text" };
+
+export interface Migration {
+  tag: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [{ tag: "0000_init", sql: m0000 }];

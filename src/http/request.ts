@@ -1,0 +1,45 @@
+/**
+ * Facts about a request the server needs in several places (client address behind trusted proxies, whether it
+ * arrived over HTTPS, same-origin), computed once per request.
+ */
+import type { Server } from "bun";
+import { type CidrSet, clientIp, normalizeIp } from "../lib/net";
+
+export interface RequestMeta {
+  /** Client address, honouring trusted_proxies. */
+  ip: string;
+  /** The request reached us over TLS (directly, or per X-Forwarded-Proto from a trusted proxy). */
+  secure: boolean;
+  /** Host the client addressed (Host, or X-Forwarded-Host from a trusted proxy). */
+  host: string;
+}
+
+const cache = new WeakMap<Request, RequestMeta>();
+
+/** Compute (once) the meta of `request` as seen through `server`. */
+export function requestMeta(request: Request, server: Server<unknown> | null | undefined, trusted: CidrSet): RequestMeta {
+  const hit = cache.get(request);
+  if (hit) return hit;
+  const peer = normalizeIp(server?.requestIP(request)?.address ?? "127.0.0.1");
+  const viaProxy = trusted.size > 0 && trusted.has(peer);
+  const h = request.headers;
+  const url = new URL(request.url);
+  const meta: RequestMeta = {
+    ip: clientIp(peer, h.get("x-forwarded-for"), trusted),
+    secure: viaProxy ? (h.get("x-forwarded-proto") ?? "").split(",")[0].trim() === "https" : url.protocol === "https:",
+    host: (viaProxy && h.get("x-forwarded-host")?.split(",")[0].trim()) || h.get("host") || url.host,
+  };
+  cache.set(request, meta);
+  return meta;
+}
+
+/** Whether the request's Origin (when present) is the host it addressed. Absent Origin counts as same-origin. */
+export function sameOrigin(request: Request, meta: RequestMeta): boolean {
+  const origin = request.headers.get("origin");
+  if (origin === null) return true;
+  try {
+    return new URL(origin).host.toLowerCase() === meta.host.toLowerCase();
+  } catch {
+    return false;
+  }
+}

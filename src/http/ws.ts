@@ -1,0 +1,175 @@
+/**
+ * WebSocket plumbing shared by every stream: authentication at upgrade (the auth macro), same-origin check (close
+ * 1008), 16 KiB read limit, a read deadline reset by any client frame, server pings, periodic re-authentication
+ * (close 1008 when the credential no longer holds) and 1001 on shutdown. Streams only say what to send.
+ */
+import type { ServerWebSocket } from "bun";
+import type { Clock } from "../lib/time";
+import type { Log } from "../log/logger";
+import type { Principal } from "../modules/auth/policy";
+
+/** Spec limits; tests shorten them. */
+export interface WsTimings {
+  /** Close a socket that has sent nothing (not even a pong) for this long. */
+  readDeadlineMs: number;
+  /** Send a ping this often. */
+  pingEveryMs: number;
+  /** Re-check the caller's credential this often. */
+  authRecheckMs: number;
+}
+
+export const WS_TIMINGS: WsTimings = { readDeadlineMs: 5 * 60_000, pingEveryMs: 30_000, authRecheckMs: 60_000 };
+export const WS_READ_LIMIT = 16 * 1024;
+/** A client that lets this much pile up unsent is too slow to follow the stream. */
+export const WS_MAX_BUFFERED = 4 * 1024 * 1024;
+
+/** Close codes of SPEC.md. */
+export const CLOSE = { normal: 1000, goingAway: 1001, policy: 1008, serverError: 1011 } as const;
+
+type Raw = ServerWebSocket<unknown>;
+
+interface Tracked {
+  principal: Principal;
+  lastRead: number;
+  lastPing: number;
+  lastAuth: number;
+  checking: boolean;
+  cleanup: Array<() => void>;
+}
+
+/** A stream's view of its socket. */
+export interface StreamSocket {
+  readonly principal: Principal;
+  /** Send one frame; objects and strings are JSON-encoded. Returns false once the socket is closed. */
+  send(frame: unknown): boolean;
+  close(code?: number, reason?: string): void;
+  /** Run `fn` when the socket closes for any reason. */
+  onClose(fn: () => void): void;
+  readonly open: boolean;
+}
+
+/** Tracks every open stream socket and enforces the timers with one sweeper. */
+export class WsHub {
+  private readonly socks = new Map<Raw, Tracked>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly deps: { clock: Clock; log: Log; recheck: (p: Principal) => Promise<Principal | null> },
+    private readonly timings: WsTimings = WS_TIMINGS,
+  ) {}
+
+  /** Start tracking a socket that passed the upgrade checks; returns its stream handle. */
+  add(raw: Raw, principal: Principal): StreamSocket {
+    const now = this.deps.clock.now();
+    const t: Tracked = { principal, lastRead: now, lastPing: now, lastAuth: now, checking: false, cleanup: [] };
+    this.socks.set(raw, t);
+    this.ensureSweeper();
+    const hub = this;
+    return {
+      principal,
+      get open() {
+        return hub.socks.has(raw);
+      },
+      send(frame) {
+        if (!hub.socks.has(raw)) return false;
+        if (raw.getBufferedAmount() > WS_MAX_BUFFERED) {
+          hub.closeRaw(raw, CLOSE.serverError, "client too slow");
+          return false;
+        }
+        raw.sendText(JSON.stringify(frame));
+        return true;
+      },
+      close(code = CLOSE.normal, reason) {
+        hub.closeRaw(raw, code, reason);
+      },
+      onClose(fn) {
+        if (hub.socks.has(raw)) t.cleanup.push(fn);
+        else fn();
+      },
+    };
+  }
+
+  /** Any client frame (message, ping, pong) resets the read deadline. */
+  touch(raw: Raw): void {
+    const t = this.socks.get(raw);
+    if (t) t.lastRead = this.deps.clock.now();
+  }
+
+  /** The socket closed: forget it and run its cleanups. */
+  closed(raw: Raw): void {
+    const t = this.socks.get(raw);
+    if (!t) return;
+    this.socks.delete(raw);
+    for (const fn of t.cleanup) {
+      try {
+        fn();
+      } catch (e) {
+        this.deps.log.warn("stream cleanup failed", { error: e as Error });
+      }
+    }
+    if (this.socks.size === 0) this.stopSweeper();
+  }
+
+  get size(): number {
+    return this.socks.size;
+  }
+
+  /** One pass of the timers: deadlines, pings, re-authentication. */
+  sweep(): void {
+    const now = this.deps.clock.now();
+    for (const [raw, t] of this.socks) {
+      if (now - t.lastRead >= this.timings.readDeadlineMs) {
+        this.closeRaw(raw, CLOSE.goingAway, "read deadline exceeded");
+        continue;
+      }
+      if (now - t.lastPing >= this.timings.pingEveryMs) {
+        t.lastPing = now;
+        raw.ping();
+      }
+      if (!t.checking && now - t.lastAuth >= this.timings.authRecheckMs) {
+        t.checking = true;
+        this.deps
+          .recheck(t.principal)
+          .then((p) => {
+            t.lastAuth = this.deps.clock.now();
+            if (!p) this.closeRaw(raw, CLOSE.policy, "authentication no longer valid");
+          })
+          .catch(() => this.closeRaw(raw, CLOSE.serverError, "authentication check failed"))
+          .finally(() => {
+            t.checking = false;
+          });
+      }
+    }
+  }
+
+  /** Close every socket with 1001 (server going away). */
+  shutdown(): void {
+    for (const raw of [...this.socks.keys()]) this.closeRaw(raw, CLOSE.goingAway, "server shutting down");
+    this.stopSweeper();
+  }
+
+  /** Close and forget one socket. */
+  closeRaw(raw: Raw, code: number, reason?: string): void {
+    try {
+      raw.close(code, reason);
+    } catch {
+      // already closed
+    }
+    this.closed(raw);
+  }
+
+  private ensureSweeper(): void {
+    if (this.timer) return;
+    const every = Math.max(
+      10,
+      Math.min(1000, this.timings.pingEveryMs / 4, this.timings.authRecheckMs / 4, this.timings.readDeadlineMs / 4),
+    );
+    this.timer = setInterval(() => this.sweep(), every);
+    this.timer.unref?.();
+  }
+
+  private stopSweeper(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

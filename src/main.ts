@@ -1,0 +1,63 @@
+/**
+ * Entry point of the `sundeck` executable: parses the command line (citty) and is the only place that exits the
+ * process. Failures print one line on stderr and exit non-zero.
+ */
+import { defineCommand, runCommand, showUsage } from "citty";
+import { CliError } from "./cli/errors";
+import { ConfigError } from "./config/schema";
+import { VERSION } from "./version";
+
+const main = defineCommand({
+  meta: { name: "sundeck", version: VERSION, description: "Self-hosted deployer for Docker Compose apps" },
+  subCommands: {
+    init: () => import("./cli/init").then((m) => m.default),
+    serve: () => import("./cli/serve").then((m) => m.default),
+    users: () => import("./cli/users").then((m) => m.default),
+    apikey: () => import("./cli/apikey").then((m) => m.default),
+    version: () => import("./cli/version").then((m) => m.default),
+  },
+});
+
+async function resolveSub(argv: string[]) {
+  // the deepest command named on the line, for --help
+  let cmd: any = main;
+  let parent: any;
+  for (const word of argv) {
+    if (word.startsWith("-")) break;
+    const subs = typeof cmd.subCommands === "function" ? await cmd.subCommands() : cmd.subCommands;
+    const next = subs?.[word];
+    if (!next) break;
+    parent = cmd;
+    cmd = typeof next === "function" ? await next() : next;
+  }
+  return [cmd, parent] as const;
+}
+
+async function run(argv: string[]): Promise<number> {
+  if (argv.length === 0 || argv.includes("--help") || argv.includes("-h")) {
+    const [cmd, parent] = await resolveSub(argv);
+    await showUsage(cmd, parent);
+    return argv.length === 0 ? 2 : 0;
+  }
+  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) argv = ["version"];
+  try {
+    await runCommand(main, { rawArgs: argv });
+    return 0;
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    if (e instanceof CliError || e instanceof ConfigError) {
+      process.stderr.write(`sundeck: ${err.message}\n`);
+      return 1;
+    }
+    if (err?.name === "CLIError" || err?.code?.startsWith?.("E_")) {
+      process.stderr.write(`sundeck: ${err.message.replace(/\.$/, "").toLowerCase()} (see sundeck --help)\n`);
+      return 2;
+    }
+    process.stderr.write(`sundeck: ${err?.message ?? String(e)}\n`);
+    return 1;
+  }
+}
+
+// private files by default: the database, secrets and configs we write are the owner's alone
+process.umask(0o077);
+void run(process.argv.slice(2)).then((code) => process.exit(code));

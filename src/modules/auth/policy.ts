@@ -1,0 +1,63 @@
+/**
+ * Who may do what: the one place that decides. Routes declare a Requirement; the auth macro resolves the principal
+ * and calls `authorize`. CONTRACT: 403 when the role does not allow the route, 404 for an app without a grant.
+ */
+import type { Role } from "../../config/schema";
+import { forbidden, notFound, unauthorized } from "../../lib/errors";
+
+export type { Role };
+
+/** A signed-in caller: the user behind a session cookie or an API key. */
+export interface Principal {
+  user: { id: number; username: string; role: Role; tokenVersion: number };
+  via: "session" | "apikey";
+  apiKeyId?: number;
+  /** The raw credential, kept to re-check long-lived sockets. */
+  credential: string;
+}
+
+/** What a route needs. `public` routes skip authentication entirely. */
+export type Requirement =
+  | "public"
+  | {
+      /** Minimum role: any signed-in user, admin (admin or super_admin), or super_admin only. */
+      role?: "any" | "admin" | "super_admin";
+      /** App-scoped route: read (grant needed for non-admins) or write (grant and a mutating role). */
+      app?: "read" | "write";
+      /** Only a session cookie will do (dashboard-only routes). */
+      session?: boolean;
+    };
+
+const RANK: Record<Role, number> = { viewer: 1, manage: 2, admin: 3, super_admin: 4 };
+
+/** Admins and super-admins reach every app. */
+export function seesAllApps(role: Role): boolean {
+  return RANK[role] >= RANK.admin;
+}
+
+/** Whether a role may change app resources at all. */
+export function mayMutateApps(role: Role): boolean {
+  return role !== "viewer";
+}
+
+/**
+ * Decide a request. `hasGrant` is asked only for non-admins on app-scoped routes.
+ * Throws 401/403/404 HttpErrors; returns normally when allowed.
+ */
+export function authorize(
+  p: Principal | null,
+  req: Exclude<Requirement, "public">,
+  app: { slug?: string; hasGrant: (userId: number, slug: string) => boolean },
+): void {
+  if (!p) throw unauthorized();
+  if (req.session && p.via !== "session") throw forbidden();
+  const role = p.user.role;
+  if (req.role === "super_admin" && role !== "super_admin") throw forbidden();
+  if (req.role === "admin" && !seesAllApps(role)) throw forbidden();
+  if (req.app) {
+    if (!seesAllApps(role)) {
+      if (!app.slug || !app.hasGrant(p.user.id, app.slug)) throw notFound();
+    }
+    if (req.app === "write" && !mayMutateApps(role)) throw forbidden();
+  }
+}

@@ -1,0 +1,74 @@
+/** Routes of health, public host, server info, process logs (REST and stream). */
+import { Elysia, t } from "elysia";
+import type { Ctx } from "../../context";
+import { streamHandlers } from "../../http/stream";
+import { badRequest, HttpError } from "../../lib/errors";
+import { COMMIT, VERSION } from "../../version";
+import { authPlugin } from "../auth/macro";
+import { databaseReachable } from "./health";
+
+const HOST =
+  /^$|^(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:.]+|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)$/;
+
+/** /api/health, /api/system/* */
+export function systemRoutes(ctx: Ctx) {
+  return new Elysia({ name: "system-routes", prefix: "/api" })
+    .use(authPlugin(ctx))
+    .get(
+      "/health",
+      () => {
+        if (!databaseReachable(ctx.db)) throw new HttpError(503);
+        return { status: "ok", version: VERSION };
+      },
+      { auth: "public", detail: { tags: ["system"], summary: "200 when alive and the database answers, else 503" } },
+    )
+    .get(
+      "/system/info",
+      () => ({ version: VERSION, commit: COMMIT, tls_mode: ctx.config.tls.mode, domain: ctx.config.domain || null }),
+      { auth: { role: "any" }, detail: { tags: ["system"], summary: "Server version and mode" } },
+    )
+    .get("/system/public-host", () => ({ public_host: ctx.settings.publicHost() }), {
+      auth: { role: "any" },
+      detail: { tags: ["system"], summary: "Host used to build quick-test domains" },
+    })
+    .put(
+      "/system/public-host",
+      ({ body, actor }) => {
+        const host = body.public_host.trim().toLowerCase();
+        if (host.length > 253 || !HOST.test(host)) throw badRequest("public_host must be a host name or IP address");
+        const before = ctx.settings.publicHost();
+        ctx.db.tx(() => {
+          ctx.settings.setPublicHost(host);
+          if (before !== host) {
+            ctx.activity.record({
+              actor,
+              category: "system",
+              action: "public_host_changed",
+              target: host || "(none)",
+              summary: `${actor.name} set the public host to ${host || "(none)"}`,
+              before: { public_host: before },
+              after: { public_host: host },
+            });
+          }
+        });
+        return { public_host: host };
+      },
+      {
+        auth: { role: "super_admin" },
+        body: t.Object({ public_host: t.String() }),
+        detail: { tags: ["system"], summary: "Change the public host" },
+      },
+    )
+    .get("/system/process-logs", () => ctx.logs.snapshot(), {
+      auth: { role: "super_admin" },
+      response: t.Array(t.String()),
+      detail: { tags: ["system"], summary: "Process log buffer, oldest first" },
+    })
+    .ws("/system/process-logs/stream", {
+      auth: { role: "super_admin" },
+      ...streamHandlers(ctx, "process-logs", (sock) => {
+        for (const line of ctx.logs.snapshot()) sock.send(line);
+        sock.onClose(ctx.logs.subscribe((line) => sock.send(line)));
+      }),
+    } as any);
+}

@@ -1,0 +1,61 @@
+/**
+ * Starting and stopping the management server: listen on management_addr:management_port with the spec's limits,
+ * start background jobs, and stop gracefully (sockets get 1001, in-flight requests finish, the database closes).
+ */
+import { createApp } from "./app";
+import type { Ctx } from "./context";
+import { MAX_BODY, MIB } from "./http/body";
+import { ensurePrivateDir } from "./lib/fs";
+import { startNightly } from "./modules/activity/retention";
+import { COMMIT, VERSION } from "./version";
+
+/** Idle connections close after this many seconds (SPEC: idle timeout 120 s). */
+export const IDLE_TIMEOUT_S = 120;
+
+export interface RunningServer {
+  /** Base URL of the management API and dashboard. */
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Start serving. */
+export async function startServer(ctx: Ctx): Promise<RunningServer> {
+  const log = ctx.logs.logger("server");
+  const c = ctx.config;
+  ensurePrivateDir(c.data_dir);
+  const hostname = !c.management_addr || c.management_addr === "0.0.0.0" ? "0.0.0.0" : c.management_addr;
+  const app = createApp(ctx);
+  app.listen({
+    hostname,
+    port: c.management_port,
+    reusePort: false,
+    idleTimeout: IDLE_TIMEOUT_S,
+    // our own per-route limits answer 413 in text; this only stops the absurd
+    maxRequestBodySize: MAX_BODY + MIB,
+    development: false,
+  });
+  const server = app.server!;
+  const shownHost = hostname === "0.0.0.0" ? "127.0.0.1" : hostname.includes(":") ? `[${hostname}]` : hostname;
+  const url = `http://${shownHost}:${server.port}`;
+  const stopNightly = startNightly(ctx);
+  log.info(`sundeck ${VERSION} (${COMMIT}) management api and dashboard on ${url}`, {
+    config: ctx.configSource ?? "embedded default",
+    data_dir: c.data_dir,
+    tls_mode: c.tls.mode,
+  });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    port: server.port!,
+    stop: () =>
+      (stopping ??= (async () => {
+        log.info("shutting down");
+        stopNightly();
+        ctx.ws.shutdown();
+        await app.stop(false);
+        ctx.db.close();
+      })()),
+  };
+}
