@@ -12,7 +12,7 @@ const outfile = process.env.SUNDECK_OUTFILE ?? "dist/sundeck";
 const result = await Bun.build({
   entrypoints: ["src/main.ts"],
   minify: true,
-  bytecode: true,
+  bytecode: process.env.SUNDECK_BYTECODE !== "0",
   sourcemap: "none",
   define: {
     SUNDECK_VERSION: JSON.stringify(pkg.version),

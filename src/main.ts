@@ -50,7 +50,8 @@ async function run(argv: string[]): Promise<number> {
       return 1;
     }
     if (err?.name === "CLIError" || err?.code?.startsWith?.("E_")) {
-      process.stderr.write(`sundeck: ${err.message.replace(/\.$/, "").toLowerCase()} (see sundeck --help)\n`);
+      const text = err.message.replace(/\x1b\[[0-9;]*m/g, "").replace(/\.$/, "");
+      process.stderr.write(`sundeck: ${text.charAt(0).toLowerCase()}${text.slice(1)} (see sundeck --help)\n`);
       return 2;
     }
     process.stderr.write(`sundeck: ${err?.message ?? String(e)}\n`);

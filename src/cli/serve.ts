@@ -10,16 +10,16 @@ export default defineCommand({
   args: { ...configArg },
   async run({ args }) {
     const { config, source } = loadConfig({ path: args.config });
+    // handlers go in before anything listens, so a signal at any point stops the server gracefully
+    let signalled: (signal: string) => void = () => {};
+    const signal = new Promise<string>((resolve) => (signalled = resolve));
+    process.once("SIGTERM", () => signalled("SIGTERM"));
+    process.once("SIGINT", () => signalled("SIGINT"));
+
     const ctx = createContext(config, { configSource: source });
     const server = await startServer(ctx);
     if (!source) process.stdout.write(`\nSundeck is running. Open ${server.url} to set up the first user.\n\n`);
-    await new Promise<void>((resolve) => {
-      const stop = (signal: string) => {
-        ctx.log.info("signal received", { signal });
-        server.stop().then(resolve, resolve);
-      };
-      process.once("SIGTERM", () => stop("SIGTERM"));
-      process.once("SIGINT", () => stop("SIGINT"));
-    });
+    ctx.log.info("signal received", { signal: await signal });
+    await server.stop();
   },
 });

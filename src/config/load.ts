@@ -65,8 +65,9 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   const cfg = defaults() as unknown as Record<string, unknown>;
   let source: string | null = null;
 
-  if (existsSync(path)) {
-    source = resolve(cwd, path);
+  const file = resolve(cwd, path);
+  if (existsSync(file)) {
+    source = file;
     mergeInto(cfg, readYaml(source), "");
   } else if (explicit) {
     throw new ConfigError("", `file not found: ${path}`);

@@ -2,6 +2,8 @@
  * The server configuration: one TypeBox schema (types derive from it), the defaults of SPEC.md, and the checks
  * a schema cannot express (address ports, CIDRs, tier order). Every failure names its key in one line.
  */
+
+import { isIP } from "node:net";
 import { type Static, Type as T, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parseDuration } from "../lib/duration";
@@ -160,7 +162,9 @@ export function validateConfig(cfg: unknown): asserts cfg is Config {
     const node = first.schema as { hint?: string };
     const parentHint = findHint(first.path);
     if (first.message.startsWith("Unexpected property")) throw new ConfigError(key, "unknown key");
-    const got = first.value === undefined ? "" : ` (got ${JSON.stringify(first.value)?.slice(0, 60)})`;
+    // never echo a secret back: messages reach stderr and logs
+    const secret = /secret|token|password/i.test(key);
+    const got = first.value === undefined || secret ? "" : ` (got ${JSON.stringify(first.value)?.slice(0, 60)})`;
     throw new ConfigError(key, `${node.hint ?? parentHint ?? first.message.toLowerCase()}${got}`);
   }
   const c = cfg as Config;
@@ -169,6 +173,9 @@ export function validateConfig(cfg: unknown): asserts cfg is Config {
     ["http_listen_addr", c.http_listen_addr ?? ""],
   ] as const) {
     if (text && Number(text.slice(text.lastIndexOf(":") + 1)) > 65535) throw new ConfigError(key, "port must be at most 65535");
+  }
+  if (c.management_addr && c.management_addr !== "localhost" && !isIP(c.management_addr)) {
+    throw new ConfigError("management_addr", `must be an IP address or empty (got ${JSON.stringify(c.management_addr)})`);
   }
   if (c.tls.mode === "auto" && !c.tls.email) throw new ConfigError("tls.email", "is required when tls.mode is auto");
   c.trusted_proxies.forEach((p, i) => {

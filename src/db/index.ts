@@ -39,7 +39,13 @@ export function openDb(path: string, migrations: readonly Migration[] = MIGRATIO
     sqlite,
     orm,
     tx: <T>(fn: () => T) => sqlite.transaction(fn).immediate() as T,
-    close: () => sqlite.close(),
+    close: () => {
+      try {
+        sqlite.close();
+      } catch {
+        // already closed
+      }
+    },
   };
 }
 

@@ -18,6 +18,7 @@ export function classify(
     case "VALIDATION": {
       const v = error as ValidationError;
       if (v.type === "response") break;
+      if (typeof v.customError === "string") return { status: 400, reason: v.customError };
       const first = v.valueError ?? v.all?.[0];
       const field = first?.path?.replace(/^\//, "").replace(/\//g, ".") || v.type;
       const what = (first?.message ?? "invalid value").replace(/^Expected/, "expected");

@@ -10,7 +10,8 @@ type Schema = Record<string, unknown>;
 const strip = (s: unknown): Schema | undefined => (s ? (JSON.parse(JSON.stringify(s)) as Schema) : undefined);
 
 function authText(auth: unknown): string {
-  if (auth === "public" || auth === undefined) return "none";
+  if (auth === undefined) throw new Error("route without an auth declaration");
+  if (auth === "public") return "none";
   const a = auth as { role?: string; app?: string; session?: boolean };
   const parts = [
     a.role && a.role !== "any" ? `role ${a.role}` : "any signed-in user",
@@ -25,8 +26,9 @@ export function openApiDocument(app: AnyElysia): Schema {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of app.routes as Array<{ method: string; path: string; hooks: Record<string, any> }>) {
     if (!r.path.startsWith("/api/") || r.method === "WS") continue;
-    const path = r.path.replace(/:(\w+)/g, "{$1}");
+    const path = r.path.replace(/:(\w+)/g, "{$1}").replace(/(.)\/$/, "$1");
     const h = r.hooks ?? {};
+    const { "x-sundeck-auth": auth, ...detail } = (h.detail ?? {}) as Record<string, unknown>;
     const params: unknown[] = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({
       name: m[1],
       in: "path",
@@ -38,9 +40,9 @@ export function openApiDocument(app: AnyElysia): Schema {
       params.push({ name, in: "query", required: q?.required?.includes(name) ?? false, schema, description: schema.description });
     }
     const op: Record<string, unknown> = {
-      ...(h.detail ?? {}),
+      ...detail,
       operationId: `${r.method.toLowerCase()}${path.replace(/[{}]/g, "").replace(/[^A-Za-z0-9]+(.)?/g, (_, c) => (c ? c.toUpperCase() : ""))}`,
-      "x-sundeck-auth": authText(h.auth),
+      "x-sundeck-auth": authText(auth),
       parameters: params,
       responses: {
         [r.method === "POST" && /\/(users|apikeys|setup)\/?$/.test(r.path) ? "201" : "200"]: {

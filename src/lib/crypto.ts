@@ -41,8 +41,10 @@ export function encrypt(key: Buffer, plaintext: string): string {
 
 /** Decrypt what `encrypt` produced; throws when the value was tampered with or made under another key. */
 export function decrypt(key: Buffer, sealed: string): string {
-  const [version, data] = sealed.split(":", 2);
-  if (version !== VERSION || !data) throw new Error("unknown ciphertext format");
+  const colon = sealed.indexOf(":");
+  const version = sealed.slice(0, colon);
+  const data = sealed.slice(colon + 1);
+  if (colon < 0 || version !== VERSION || !/^[A-Za-z0-9+/]+={0,2}$/.test(data)) throw new Error("unknown ciphertext format");
   const raw = Buffer.from(data, "base64");
   if (raw.length < 28) throw new Error("ciphertext too short");
   const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));

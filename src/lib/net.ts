@@ -114,8 +114,8 @@ export class CidrSet {
 
 /** Normalise an address for display and keys: IPv4-mapped IPv6 becomes dotted IPv4. */
 export function normalizeIp(ip: string): string {
-  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  return m ? m[1] : ip;
+  const b = ipBytes(ip);
+  return b?.length === 4 ? Array.from(b).join(".") : ip;
 }
 
 /**

@@ -21,7 +21,10 @@ export interface RunResult {
 }
 
 /** Run `sundeck <args>` to completion. */
-export async function runCli(args: string[], opts: { env?: Record<string, string>; cwd?: string; stdin?: string } = {}): Promise<RunResult> {
+export async function runCli(
+  args: string[],
+  opts: { env?: Record<string, string>; cwd?: string; stdin?: string } = {},
+): Promise<RunResult> {
   const proc = Bun.spawn([binary(), ...args], {
     cwd: opts.cwd,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", ...opts.env },
@@ -29,7 +32,11 @@ export async function runCli(args: string[], opts: { env?: Record<string, string
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout, stderr };
 }
 
@@ -43,7 +50,10 @@ export interface RunningBinary {
 }
 
 /** Start `sundeck serve` with `args` and wait for the listening line. */
-export async function startBinary(args: string[], opts: { env?: Record<string, string>; cwd?: string; timeout?: number } = {}): Promise<RunningBinary> {
+export async function startBinary(
+  args: string[],
+  opts: { env?: Record<string, string>; cwd?: string; timeout?: number } = {},
+): Promise<RunningBinary> {
   const proc = Bun.spawn([binary(), "serve", ...args], {
     cwd: opts.cwd,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", ...opts.env },

@@ -63,13 +63,16 @@ export class Client {
 }
 
 /** Wait until `fn` returns a truthy value or the deadline passes (no fixed sleeps in tests). */
-export async function until<T>(fn: () => T | Promise<T>, opts: { timeout?: number; every?: number; what?: string } = {}): Promise<T> {
+export async function until<T>(
+  fn: () => T | Promise<T>,
+  opts: { timeout?: number; every?: number; what?: string } = {},
+): Promise<NonNullable<T>> {
   const end = Date.now() + (opts.timeout ?? 5000);
   let last: unknown;
   for (;;) {
     try {
       const v = await fn();
-      if (v) return v;
+      if (v) return v as NonNullable<T>;
     } catch (e) {
       last = e;
     }

@@ -100,4 +100,10 @@ export const ListQuery = t.Object({
   before: t.Optional(t.String({ description: "entry id cursor (exclusive)" })),
 });
 
-export const AuditConfig = t.Object({ retention_days: t.Integer({ minimum: 0, maximum: 36500 }) });
+export const AuditConfig = t.Object({
+  retention_days: t.Integer({
+    minimum: 0,
+    maximum: 36500,
+    error: "retention_days must be a whole number of days from 0 to 36500",
+  }),
+});

@@ -43,6 +43,8 @@ export function authPlugin(ctx: Ctx) {
   return new Elysia({ name: "sundeck-auth" }).macro({
     /** Declare who may call the route. */
     auth: (req: Requirement) => ({
+      // recorded on the route so the OpenAPI document and the route audit test can read it
+      detail: { "x-sundeck-auth": req } as Record<string, unknown>,
       async transform(c: any) {
         await check(c, req);
       },

@@ -1,0 +1,130 @@
+/**
+ * The shared WebSocket plumbing, exercised through the process-log stream: authentication at upgrade, the origin
+ * check, flush-then-live, the read limit, read deadline, server pings, re-authentication and shutdown.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { until } from "../../helpers/http";
+import { OP, rawWs } from "../../helpers/rawws";
+import { startTestServer, type TestServer } from "../../helpers/server";
+import { openWs } from "../../helpers/ws";
+
+const PATH = "/api/system/process-logs/stream";
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer({}, { wsTimings: { readDeadlineMs: 600, pingEveryMs: 150, authRecheckMs: 200 } });
+});
+afterAll(() => s.stop());
+
+async function upgradeStatus(headers: Record<string, string>): Promise<number> {
+  const res = await fetch(s.url + PATH, {
+    headers: {
+      connection: "Upgrade",
+      upgrade: "websocket",
+      "sec-websocket-version": "13",
+      "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+      ...headers,
+    },
+  });
+  return res.status;
+}
+
+describe("websocket streams", () => {
+  it("refuse the upgrade without credentials (401) and for a role below the route's (403)", async () => {
+    expect(await upgradeStatus({})).toBe(401);
+    const viewer = await s.user("wanda", "viewer");
+    expect(await upgradeStatus({ cookie: `session=${viewer.cookie}` })).toBe(403);
+    const key = s.keyFor("wanda");
+    expect(await upgradeStatus({ authorization: `Bearer ${key.key}` })).toBe(403);
+  });
+
+  it("flush the buffer on connect, then send live lines, each frame one JSON string", async () => {
+    s.ctx.logs.logger("test").info("before connect marker");
+    const p = await openWs(s.url, PATH, { cookie: s.root.cookie });
+    await p.waitFor((f) => f.some((l) => String(l).includes("before connect marker")));
+    const buffered = s.ctx.logs.snapshot();
+    expect(p.frames.slice(0, buffered.length)).toEqual(buffered);
+    s.ctx.logs.logger("test").warn("live marker \x1b[31mred\x1b[0m");
+    await p.waitFor((f) => f.some((l) => typeof l === "string" && l.includes("live marker red")));
+    expect(p.frames.every((f) => typeof f === "string")).toBe(true);
+    p.ws.close(1000);
+    await p.waitClose();
+  });
+
+  it("accept an API key of a super-admin", async () => {
+    const key = s.keyFor("root");
+    const p = await openWs(s.url, PATH, { bearer: key.key });
+    await p.waitFor((f) => f.length > 0);
+    p.ws.close();
+  });
+
+  it("close a cross-origin upgrade with 1008", async () => {
+    const p = await openWs(s.url, PATH, { cookie: s.root.cookie, origin: "https://evil.example" });
+    expect((await p.waitClose()).code).toBe(1008);
+    expect(p.frames).toEqual([]);
+  });
+
+  it("close a socket whose client sends more than 16 KiB in one message", async () => {
+    const p = await openWs(s.url, PATH, { cookie: s.root.cookie });
+    p.ws.send("x".repeat(16 * 1024 + 1));
+    const closed = await p.waitClose();
+    expect(closed.code).toBe(1009);
+  });
+
+  it("ping every client and close one that stays silent past the read deadline with 1001", async () => {
+    const port = Number(new URL(s.url).port);
+    const silent = await rawWs(port, PATH, { cookie: `session=${s.root.cookie}`, origin: s.url });
+    const started = Date.now();
+    await until(() => silent.ended, { timeout: 3000, what: "the silent socket to close" });
+    expect(silent.closeCode).toBe(1001);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect(silent.frames.filter((f) => f.opcode === OP.ping).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("keep a client that sends messages, or only answers pings, past the deadline", async () => {
+    const port = Number(new URL(s.url).port);
+    const chatty = await rawWs(port, PATH, { cookie: `session=${s.root.cookie}`, origin: s.url });
+    const ponger = await rawWs(port, PATH, { cookie: `session=${s.root.cookie}`, origin: s.url });
+    let answered = 0;
+    const tick = setInterval(() => {
+      chatty.send(OP.text, "still here");
+      const pings = ponger.frames.filter((f) => f.opcode === OP.ping);
+      for (; answered < pings.length; answered++) ponger.send(OP.pong, pings[answered].payload);
+    }, 50);
+    try {
+      const started = Date.now();
+      await until(() => Date.now() - started > 1500, { timeout: 3000 });
+      expect(chatty.ended).toBe(false);
+      expect(ponger.ended).toBe(false);
+      expect(answered).toBeGreaterThanOrEqual(3);
+    } finally {
+      clearInterval(tick);
+      chatty.destroy();
+      ponger.destroy();
+    }
+  });
+
+  it("re-check authentication and close with 1008 once the session is revoked", async () => {
+    const admin = await s.user("xena", "super_admin");
+    const p = await openWs(s.url, PATH, { cookie: admin.cookie });
+    await p.waitFor((f) => f.length > 0);
+    await admin.post("/api/auth/logout");
+    const closed = await p.waitClose(3000);
+    expect(closed.code).toBe(1008);
+  });
+
+  it("re-check authentication and close with 1008 once the API key is revoked", async () => {
+    const key = s.keyFor("root", "stream");
+    const p = await openWs(s.url, PATH, { bearer: key.key });
+    await p.waitFor((f) => f.length > 0);
+    await s.root.del(`/api/apikeys/${key.keyId}`);
+    expect((await p.waitClose(3000)).code).toBe(1008);
+  });
+
+  it("close every socket with 1001 when the server stops", async () => {
+    const t = await startTestServer();
+    const p = await openWs(t.url, PATH, { cookie: t.root.cookie });
+    await p.waitFor((f) => f.length > 0);
+    await t.stop();
+    expect((await p.waitClose()).code).toBe(1001);
+  });
+});
