@@ -9,6 +9,8 @@ import { Value } from "@sinclair/typebox/value";
 import { parseDuration } from "../lib/duration";
 import { parseCidr } from "../lib/net";
 
+export { ROLES, type Role } from "../modules/auth/roles";
+
 const DURATION = "^(0|(\\d+(\\.\\d+)?(ns|us|µs|ms|s|m|h|d))+)$";
 const ADDR = "^(\\[[0-9a-fA-F:.]+\\]|[A-Za-z0-9.-]*|\\*):\\d{1,5}$";
 
@@ -25,7 +27,6 @@ const addr = (optional: boolean) =>
   );
 
 export const TLS_MODES = ["auto", "custom", "off", "local"] as const;
-export const ROLES = ["super_admin", "admin", "manage", "viewer"] as const;
 
 const Tier = T.Object(
   {
@@ -98,7 +99,6 @@ export const ConfigSchema = T.Object(
 
 export type Config = Static<typeof ConfigSchema>;
 export type TlsMode = (typeof TLS_MODES)[number];
-export type Role = (typeof ROLES)[number];
 
 /** SPEC.md defaults. `http_listen_addr: null` means "derive from tls.mode". `master_secret` has none. */
 export function defaults(): Config {

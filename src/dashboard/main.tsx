@@ -1,7 +1,7 @@
+/** Dashboard entry: apply the stored theme before the first paint, then render the app. */
 import { render } from "preact";
+import { App } from "./App";
+import { applyStoredTheme } from "./theme";
 
-function App() {
-  return <main>Sundeck</main>;
-}
-
+applyStoredTheme();
 render(<App />, document.getElementById("app")!);

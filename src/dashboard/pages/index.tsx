@@ -1,0 +1,42 @@
+/** The dashboard's pages by path (client side); super-admin pages answer "not available" to other roles. */
+import type { ComponentChildren } from "preact";
+import { matchRoute } from "../router";
+import { isSuperAdmin } from "../session";
+import type { Me } from "../types";
+import { ActivityPage } from "./activity/ActivityPage";
+import { EntryPage } from "./activity/EntryPage";
+import { ApiKeysPage } from "./apikeys/ApiKeysPage";
+import { Forbidden, NotFound } from "./Forbidden";
+import { ProcessLogsPage } from "./logs/ProcessLogsPage";
+import { Overview } from "./Overview";
+import { Settings } from "./Settings";
+import { UsersPage } from "./users/UsersPage";
+
+interface Route {
+  pattern: string;
+  title: string;
+  superOnly?: boolean;
+  render(params: Record<string, string>): ComponentChildren;
+}
+
+export const ROUTES: Route[] = [
+  { pattern: "/", title: "Overview", render: () => <Overview /> },
+  { pattern: "/activity", title: "Activity", render: () => <ActivityPage /> },
+  { pattern: "/activity/:id", title: "Activity entry", render: (p) => <EntryPage id={p.id} /> },
+  { pattern: "/apikeys", title: "API keys", render: () => <ApiKeysPage /> },
+  { pattern: "/users", title: "Users", superOnly: true, render: () => <UsersPage /> },
+  { pattern: "/settings", title: "Settings", superOnly: true, render: () => <Settings /> },
+  { pattern: "/logs", title: "Process logs", superOnly: true, render: () => <ProcessLogsPage /> },
+];
+
+/** The page for `path` as seen by `me`, with its title. */
+export function resolvePage(path: string, me: Me): { title: string; node: ComponentChildren; key: string } {
+  const clean = path.length > 1 ? path.replace(/\/+$/, "") : path;
+  for (const r of ROUTES) {
+    const params = matchRoute(r.pattern, clean);
+    if (!params) continue;
+    if (r.superOnly && !isSuperAdmin(me)) return { title: "Not available", node: <Forbidden />, key: "forbidden" };
+    return { title: r.title, node: r.render(params), key: r.pattern };
+  }
+  return { title: "Not found", node: <NotFound />, key: "not-found" };
+}
