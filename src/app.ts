@@ -9,7 +9,7 @@ import { parseBody } from "./http/body";
 import { errorHandler } from "./http/errors";
 import { openApiDocument } from "./http/openapi";
 import { requestMeta } from "./http/request";
-import { SECURITY_HEADERS } from "./http/security";
+import { HSTS, SECURITY_HEADERS } from "./http/security";
 import { WS_READ_LIMIT } from "./http/ws";
 import { parseDuration } from "./lib/duration";
 import { errorResponse } from "./lib/errors";
@@ -47,6 +47,7 @@ export function createApp(ctx: Ctx) {
   })
     .onRequest(({ request, server, set }) => {
       Object.assign(set.headers, SECURITY_HEADERS);
+      if (requestMeta(request, server, ctx.trusted).secure) set.headers["strict-transport-security"] = HSTS;
       const path = new URL(request.url).pathname;
       return limit(request, server, path) ?? undefined;
     })

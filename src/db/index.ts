@@ -14,6 +14,8 @@ export type Orm = BunSQLiteDatabase<typeof schema>;
 
 /** An open database: the raw handle (for hot paths and pragmas) and drizzle on top of it. */
 export interface Db {
+  /** File path, or ":memory:". */
+  path: string;
   sqlite: Database;
   orm: Orm;
   /** Run `fn` in one IMMEDIATE transaction; the change and its activity entry commit together. */
@@ -38,6 +40,7 @@ export function openDb(path: string, migrations: readonly Migration[] = MIGRATIO
   migrate(sqlite, migrations);
   const orm = drizzle(sqlite, { schema });
   return {
+    path,
     sqlite,
     orm,
     tx: <T>(fn: () => T) => sqlite.transaction(fn).immediate() as T,

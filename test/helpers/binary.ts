@@ -3,7 +3,7 @@
  * and learn its URL from the first log line.
  */
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { until } from "./http";
 
 export const BINARY = resolve(import.meta.dir, "../../dist/sundeck");
@@ -89,6 +89,3 @@ export async function startBinary(
     },
   };
 }
-
-/** Path of a file next to the test data. */
-export const here = (...p: string[]) => join(import.meta.dir, ...p);

@@ -13,9 +13,6 @@ export interface Actor {
   ip: string | null;
 }
 
-/** The background actor (reconciler, retention, schedules). */
-export const SYSTEM_ACTOR: Actor = Object.freeze({ userId: null, name: "system", source: "system", ip: null });
-
 /** What a service hands the recorder. Snapshots are redacted before they are stored. */
 export interface NewEntry {
   actor: Actor;
@@ -85,6 +82,9 @@ export const ListQuery = t.Object({
   limit: t.Optional(t.String({ description: "page size, default 50, maximum 200" })),
   before: t.Optional(t.String({ description: "entry id cursor (exclusive)" })),
 });
+
+/** The recent feed takes the list's filters and cursor; its size is fixed. */
+export const RecentQuery = t.Omit(ListQuery, ["limit"]);
 
 export const AuditConfig = t.Object({
   retention_days: t.Integer({

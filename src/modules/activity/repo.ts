@@ -209,20 +209,6 @@ export function createActivityRepo(sqlite: Database) {
         [cutoff, batch],
       ).changes;
     },
-
-    /** Clear the app reference of an app's entries when the app is purged; the slug stays. */
-    detachApp(appId: number): void {
-      sqlite.run("UPDATE activity SET app_id = NULL WHERE app_id = ?", [appId]);
-    },
-
-    setSync(id: number, status: string | null, sha: string | null, error: string | null): void {
-      sqlite.run("UPDATE activity SET sync_status = ?, sync_commit_sha = ?, sync_error = ? WHERE id = ?", [
-        status,
-        sha,
-        error,
-        id,
-      ]);
-    },
   };
 }
 

@@ -7,7 +7,7 @@ import { authPlugin } from "../auth/macro";
 import type { Principal } from "../auth/policy";
 import { seesAllApps } from "../auth/policy";
 import { checkSlug } from "../users/service";
-import { ActivityDetail, ActivityPage, AuditConfig, CATEGORIES, type Category, ListQuery } from "./model";
+import { ActivityDetail, ActivityPage, AuditConfig, CATEGORIES, type Category, ListQuery, RecentQuery } from "./model";
 import type { ListFilter, Visibility } from "./service";
 
 export const DEFAULT_LIMIT = 50;
@@ -53,10 +53,11 @@ export function activityRoutes(ctx: Ctx) {
       response: ActivityPage,
       detail: { tags: ["activity"], summary: "Global activity, newest first, cursor-paginated" },
     })
-    .get("/activity/recent", ({ principal }) => ctx.activity.recent(visibilityOf(ctx, principal)), {
+    .get("/activity/recent", ({ principal, query }) => ctx.activity.recent(visibilityOf(ctx, principal), parseFilter(query)), {
       auth: { role: "any" },
+      query: RecentQuery,
       response: ActivityPage,
-      detail: { tags: ["activity"], summary: "The 8 most recent entries" },
+      detail: { tags: ["activity"], summary: "The 8 most recent entries (same filters and cursor as the list)" },
     })
     .get(
       "/activity/:id",

@@ -79,8 +79,8 @@ export function createActivity({ db, clock, log, gitSyncEnabled = () => false }:
     record,
     list,
 
-    /** The dashboard feed. */
-    recent: (vis: Visibility) => list({ limit: RECENT_COUNT }, vis),
+    /** The dashboard feed: the newest RECENT_COUNT visible entries, with the list's filters. */
+    recent: (vis: Visibility, f: Omit<ListFilter, "limit"> = {}) => list({ ...f, limit: RECENT_COUNT }, vis),
 
     /** One entry with snapshots, or null when it does not exist or is not visible. */
     get(id: number, vis: Visibility): DetailJson | null {

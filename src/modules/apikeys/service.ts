@@ -2,7 +2,7 @@
  * API keys: `sd_` + 64 hex (32 random bytes), shown once, stored only as a keyed HMAC-SHA256. A key acts as its
  * owner, with the owner's current role and grants; an expired key is refused.
  */
-import { and, asc, eq, sql } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import type { Db } from "../../db";
 import { apiKeys, users } from "../../db/schema";
 import { hmacHex, randomHex } from "../../lib/crypto";
@@ -133,15 +133,6 @@ export function createApiKeys({ db, clock, hmacKey, activity }: ApiKeyDeps) {
           .run();
       }
       return { keyId: row.id, userId: row.userId };
-    },
-
-    /** Number of keys a user holds (for listings). */
-    countFor(userId: number): number {
-      return db.orm
-        .select({ n: sql<number>`count(*)` })
-        .from(apiKeys)
-        .where(and(eq(apiKeys.userId, userId)))
-        .get()!.n;
     },
   };
 }

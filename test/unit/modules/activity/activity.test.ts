@@ -164,6 +164,17 @@ describe("activity visibility", () => {
     const mine = (await viewer.get("/api/activity/recent")).json.entries;
     for (const e of mine) expect(e.app_slug === "blog" || e.actor_name === "val").toBe(true);
   });
+
+  it("filters the recent feed like the list, keeping its size", async () => {
+    const r = (await s.root.get("/api/activity/recent?categories=auth&limit=100")).json.entries;
+    expect(r.length).toBeGreaterThan(0);
+    expect(r.length).toBeLessThanOrEqual(8);
+    expect(r.every((e: any) => e.category === "auth")).toBe(true);
+    const blog = (await s.root.get("/api/activity/recent?app=blog")).json.entries;
+    expect(blog).toHaveLength(8);
+    expect(blog.every((e: any) => e.app_slug === "blog")).toBe(true);
+    expect((await s.root.get("/api/activity/recent?categories=nope")).status).toBe(400);
+  });
 });
 
 describe("audit purge and retention", () => {

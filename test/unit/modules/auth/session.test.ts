@@ -78,6 +78,24 @@ describe("login", () => {
   });
 });
 
+describe("session cookie over HTTPS", () => {
+  it("is marked Secure when the request came over HTTPS through a trusted proxy", async () => {
+    const t = await startTestServer({ trusted_proxies: ["127.0.0.1"], tls: { mode: "local", email: "" } });
+    try {
+      const login = (proto: string) =>
+        fetch(`${t.url}/api/auth/login`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-forwarded-proto": proto },
+          body: JSON.stringify({ username: "root", password: PASSWORD }),
+        });
+      expect((await login("https")).headers.get("set-cookie")).toContain("; Secure");
+      expect((await login("http")).headers.get("set-cookie")).not.toContain("Secure");
+    } finally {
+      await t.stop();
+    }
+  });
+});
+
 describe("session tokens", () => {
   const sign = (
     claims: Record<string, unknown>,

@@ -16,6 +16,19 @@ describe("health", () => {
     expect(r.json).toMatchObject({ status: "ok" });
   });
 
+  it("answers 503 when the database file has been removed under it", async () => {
+    const t = await startTestServer();
+    const { renameSync } = await import("node:fs");
+    renameSync(t.ctx.db.path, `${t.ctx.db.path}.moved`);
+    try {
+      expect((await t.anon.get("/api/health")).status).toBe(503);
+    } finally {
+      renameSync(`${t.ctx.db.path}.moved`, t.ctx.db.path);
+    }
+    expect((await t.anon.get("/api/health")).status).toBe(200);
+    await t.stop();
+  });
+
   it("answers 503 when the database is unreachable", async () => {
     const t = await startTestServer();
     t.ctx.db.close();
@@ -177,6 +190,26 @@ describe("HTTP timeouts", () => {
     expect(closedAfter).toBeGreaterThan(8_000);
     expect(closedAfter).toBeLessThan(16_000);
   }, 20_000);
+});
+
+describe("HSTS", () => {
+  it("is sent only when the request came over HTTPS", async () => {
+    expect((await s.anon.get("/api/health")).headers.get("strict-transport-security")).toBeNull();
+    const t = await startTestServer({ trusted_proxies: ["127.0.0.1"] });
+    try {
+      const tls = await t.anon.get("/api/health", { "x-forwarded-proto": "https" });
+      expect(tls.headers.get("strict-transport-security")).toStartWith("max-age=");
+      expect(
+        (await t.anon.get("/api/health", { "x-forwarded-proto": "http" })).headers.get("strict-transport-security"),
+      ).toBeNull();
+      // from an untrusted peer the header means nothing
+      expect(
+        (await s.anon.get("/api/health", { "x-forwarded-proto": "https" })).headers.get("strict-transport-security"),
+      ).toBeNull();
+    } finally {
+      await t.stop();
+    }
+  });
 });
 
 describe("client address", () => {
