@@ -18,6 +18,7 @@ import { activityRoutes } from "./modules/activity/routes";
 import { apiKeyRoutes } from "./modules/apikeys/routes";
 import { authPlugin } from "./modules/auth/macro";
 import { authRoutes } from "./modules/auth/routes";
+import { gitSyncRoutes } from "./modules/gitsync/routes";
 import { systemRoutes } from "./modules/system/routes";
 import { userRoutes } from "./modules/users/routes";
 
@@ -57,7 +58,8 @@ export function createApp(ctx: Ctx) {
     .use(authRoutes(ctx))
     .use(userRoutes(ctx))
     .use(apiKeyRoutes(ctx))
-    .use(activityRoutes(ctx));
+    .use(activityRoutes(ctx))
+    .use(gitSyncRoutes(ctx));
 
   let doc: unknown;
   return app

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Config } from "./config/schema";
 import { type Db, openDb } from "./db";
 import { WS_TIMINGS, WsHub, type WsTimings } from "./http/ws";
-import { deriveKeys, type Keys } from "./lib/crypto";
+import { createSecrets, deriveKeys, type Keys, type Secrets } from "./lib/crypto";
 import { CidrSet } from "./lib/net";
 import { type Clock, systemClock } from "./lib/time";
 import { type Log, LogSink } from "./log/logger";
@@ -29,6 +29,8 @@ export interface Ctx {
   log: Log;
   db: Db;
   keys: Keys;
+  /** AES-256-GCM sealing of stored credentials under the key derived once from master_secret. */
+  secrets: Secrets;
   trusted: CidrSet;
   settings: Settings;
   activity: Activity;
@@ -86,6 +88,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     log,
     db,
     keys,
+    secrets: createSecrets(keys.encryption),
     trusted: new CidrSet(config.trusted_proxies),
     settings,
     activity,

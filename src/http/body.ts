@@ -12,6 +12,9 @@ export function bodyLimit(path: string): number {
   return MIB;
 }
 
+/** Paths that receive their body as raw bytes, never parsed: signatures are computed over the exact bytes sent. */
+const RAW = new Set(["/api/git/webhook"]);
+
 /** The largest limit of any route: what the HTTP server itself accepts before our own check. */
 export const MAX_BODY = 32 * MIB;
 
@@ -56,6 +59,7 @@ export async function parseBody(request: Request, contentType: string, path: str
   if (declared > limit) return new BodyProblem(413);
   const raw = await readLimited(request.body, limit);
   if (raw === null) return new BodyProblem(413);
+  if (RAW.has(path)) return raw;
   const type = contentType.split(";")[0].trim().toLowerCase();
   if (raw.byteLength === 0) return type === "application/json" ? new BodyProblem(400, "request body is empty") : undefined;
   try {

@@ -52,6 +52,17 @@ export function decrypt(key: Buffer, sealed: string): string {
   return Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString("utf8");
 }
 
+/** Sealing bound to one key: what services use for credentials at rest. */
+export interface Secrets {
+  seal(plaintext: string): string;
+  open(sealed: string): string;
+}
+
+/** Bind encrypt/decrypt to the derived encryption key. */
+export function createSecrets(key: Buffer): Secrets {
+  return { seal: (p) => encrypt(key, p), open: (s) => decrypt(key, s) };
+}
+
 /** Hex HMAC-SHA256 of a value. */
 export function hmacHex(key: Buffer | string, value: string | Uint8Array): string {
   return createHmac("sha256", key).update(value).digest("hex");

@@ -68,4 +68,11 @@ describe("body limits", () => {
       new BodyProblem(400, "malformed JSON"),
     );
   });
+
+  it("hand the git webhook its exact bytes, unparsed", async () => {
+    const bytes = '{"ref":"refs/heads/main", "x": 1}';
+    const got = await parseBody(req("/api/git/webhook", bytes), "application/json", "/api/git/webhook");
+    expect(got).toBeInstanceOf(Uint8Array);
+    expect(new TextDecoder().decode(got as Uint8Array)).toBe(bytes);
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { decrypt, deriveKeys, encrypt, hmacHex, randomHex, safeEqual } from "../../../src/lib/crypto";
+import { createSecrets, decrypt, deriveKeys, encrypt, hmacHex, randomHex, safeEqual } from "../../../src/lib/crypto";
 
 const SECRET = "correct horse battery staple 42";
 const keys = deriveKeys(SECRET);
@@ -168,5 +168,16 @@ describe("randomHex", () => {
   it("gives n random bytes as lowercase hex", () => {
     expect(randomHex(32)).toMatch(/^[0-9a-f]{64}$/);
     expect(randomHex(32)).not.toBe(randomHex(32));
+  });
+});
+
+describe("createSecrets", () => {
+  it("seals under its key and opens only what that key sealed", () => {
+    const a = createSecrets(deriveKeys("secret-number-one-0123").encryption);
+    const b = createSecrets(deriveKeys("secret-number-two-0123").encryption);
+    const sealed = a.seal("registry-password");
+    expect(sealed).not.toContain("registry-password");
+    expect(a.open(sealed)).toBe("registry-password");
+    expect(() => b.open(sealed)).toThrow();
   });
 });
