@@ -16,9 +16,12 @@ import { errorResponse } from "./lib/errors";
 import { RateLimiter } from "./lib/ratelimit";
 import { activityRoutes } from "./modules/activity/routes";
 import { apiKeyRoutes } from "./modules/apikeys/routes";
+import { appRoutes } from "./modules/apps/routes";
+import { appStreamRoutes } from "./modules/apps/streams";
 import { authPlugin } from "./modules/auth/macro";
 import { authRoutes } from "./modules/auth/routes";
 import { gitSyncRoutes } from "./modules/gitsync/routes";
+import { registryRoutes } from "./modules/registries/routes";
 import { systemRoutes } from "./modules/system/routes";
 import { userRoutes } from "./modules/users/routes";
 
@@ -59,6 +62,9 @@ export function createApp(ctx: Ctx) {
     .use(userRoutes(ctx))
     .use(apiKeyRoutes(ctx))
     .use(activityRoutes(ctx))
+    .use(appRoutes(ctx))
+    .use(appStreamRoutes(ctx))
+    .use(registryRoutes(ctx))
     .use(gitSyncRoutes(ctx));
 
   let doc: unknown;

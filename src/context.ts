@@ -12,12 +12,20 @@ import { type Clock, systemClock } from "./lib/time";
 import { type Log, LogSink } from "./log/logger";
 import { type Activity, createActivity } from "./modules/activity/service";
 import { type ApiKeys, createApiKeys } from "./modules/apikeys/service";
+import { type AppFilesStore, createAppFiles } from "./modules/apps/files";
+import { type AppRepo, createAppRepo } from "./modules/apps/repo";
+import { StatusBoard } from "./modules/apps/status";
+import { type AppViews, createAppViews } from "./modules/apps/view";
 import { createLoginGuard, type LoginGuard } from "./modules/auth/lockout";
 import { type Auth, createAuth } from "./modules/auth/service";
 import { createSessions } from "./modules/auth/sessions";
+import { DeployOutput } from "./modules/deploys/output";
+import { createDeployer, type Deployer, type DockerHandle } from "./modules/deploys/service";
+import { createRegistries, type Registries } from "./modules/registries/service";
 import { createSettings, type Settings } from "./modules/system/settings";
 import { createUserRepo, type UserRepo } from "./modules/users/repo";
 import { createUsers, type Users } from "./modules/users/service";
+import { createReconciler, type Reconciler } from "./reconciler";
 
 /** Everything a route, job or command needs. */
 export interface Ctx {
@@ -40,6 +48,16 @@ export interface Ctx {
   guard: LoginGuard;
   auth: Auth;
   ws: WsHub;
+  registries: Registries;
+  /** Filled at server start by initDocker; empty for CLI commands. */
+  docker: DockerHandle;
+  appRepo: AppRepo;
+  appFiles: AppFilesStore;
+  appViews: AppViews;
+  deployOutput: DeployOutput;
+  deployer: Deployer;
+  status: StatusBoard;
+  reconciler: Reconciler;
 }
 
 export interface ContextOptions {
@@ -49,6 +67,14 @@ export interface ContextOptions {
   /** Override the database path (tests); default `<data_dir>/sundeck.db`. */
   dbPath?: string;
   wsTimings?: WsTimings;
+  /** Deploy and reconcile timings (tests shorten them). */
+  timings?: {
+    stabilizeMs?: number;
+    settleMs?: number;
+    reconcileEveryMs?: number;
+    reconcileDebounceMs?: number;
+    statusEveryMs?: number;
+  };
 }
 
 /** The database file inside the data dir. */
@@ -80,6 +106,48 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
   });
   const settings = createSettings(db, clock, { auditRetentionDays: config.audit_retention_days, publicHost: config.public_host });
   const ws = new WsHub({ clock, log: logs.logger("ws"), recheck: (p) => auth.recheck(p) }, opts.wsTimings ?? WS_TIMINGS);
+  const secrets = createSecrets(keys.encryption);
+  const registries = createRegistries({ db, clock, secrets, activity });
+  const docker: DockerHandle = { engine: null, compose: null, problem: "docker not detected yet" };
+  const appRepo = createAppRepo(db);
+  const appFiles = createAppFiles(config.apps_dir, config.data_dir);
+  const deployOutput = new DeployOutput(() => clock.now());
+  const t = opts.timings ?? {};
+  const deployer = createDeployer({
+    db,
+    clock,
+    log: logs.logger("deploy"),
+    activity,
+    repo: appRepo,
+    files: appFiles,
+    docker,
+    registries,
+    secrets,
+    output: deployOutput,
+    appsDir: config.apps_dir,
+    dataDir: config.data_dir,
+    globalRegistries: config.registries,
+    stabilizeMs: t.stabilizeMs,
+    settleMs: t.settleMs,
+  });
+  const status = new StatusBoard(() => docker.engine, logs.logger("status"), { everyMs: t.statusEveryMs });
+  const appViews = createAppViews({
+    repo: appRepo,
+    files: appFiles,
+    status,
+    secrets,
+    busy: (slug) => deployer.busy(slug),
+    prepare: (slug, compose, env) => deployer.validate(slug, compose, env),
+  });
+  const reconciler = createReconciler({
+    files: appFiles,
+    repo: appRepo,
+    deployer,
+    status,
+    log: logs.logger("reconcile"),
+    everyMs: t.reconcileEveryMs,
+    debounceMs: t.reconcileDebounceMs,
+  });
   return {
     config,
     configSource: opts.configSource ?? null,
@@ -88,7 +156,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     log,
     db,
     keys,
-    secrets: createSecrets(keys.encryption),
+    secrets,
     trusted: new CidrSet(config.trusted_proxies),
     settings,
     activity,
@@ -98,5 +166,14 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     guard,
     auth,
     ws,
+    registries,
+    docker,
+    appRepo,
+    appFiles,
+    appViews,
+    deployOutput,
+    deployer,
+    status,
+    reconciler,
   };
 }

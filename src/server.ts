@@ -4,6 +4,7 @@
  */
 import { createApp } from "./app";
 import type { Ctx } from "./context";
+import { initDocker } from "./docker";
 import { MAX_BODY, MIB } from "./http/body";
 import { ensurePrivateDir } from "./lib/fs";
 import { startNightly } from "./modules/activity/retention";
@@ -39,6 +40,10 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
   const shownHost = hostname === "0.0.0.0" ? "127.0.0.1" : hostname.includes(":") ? `[${hostname}]` : hostname;
   const url = `http://${shownHost}:${server.port}`;
   const stopNightly = startNightly(ctx);
+  await initDocker(ctx.docker, ctx.logs.logger("docker"));
+  await ctx.status.start();
+  // the first pass may start deploys; it runs in the background so the API is up at once
+  void ctx.reconciler.start().catch((e) => log.error("reconciler failed to start", { error: (e as Error).message }));
   log.info(`sundeck ${VERSION} (${COMMIT}) management api and dashboard on ${url}`, {
     config: ctx.configSource ?? "embedded default",
     data_dir: c.data_dir,
@@ -53,6 +58,8 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
       (stopping ??= (async () => {
         log.info("shutting down");
         stopNightly();
+        ctx.reconciler.stop();
+        ctx.status.stop();
         ctx.ws.shutdown();
         await app.stop(false);
         ctx.db.close();

@@ -2,7 +2,7 @@
  * Keys derived once from master_secret (HKDF-SHA256, one label per purpose) and the primitives built on them:
  * AES-256-GCM for stored credentials, HMAC-SHA256 for API keys and webhooks, constant-time comparison.
  */
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 
 /** Every key Sundeck needs, derived from master_secret at start. Never logged. */
 export interface Keys {
@@ -66,6 +66,11 @@ export function createSecrets(key: Buffer): Secrets {
 /** Hex HMAC-SHA256 of a value. */
 export function hmacHex(key: Buffer | string, value: string | Uint8Array): string {
   return createHmac("sha256", key).update(value).digest("hex");
+}
+
+/** Hex SHA-256 of a value. */
+export function sha256Hex(value: string | Uint8Array): string {
+  return createHash("sha256").update(value).digest("hex");
 }
 
 /** Compare two strings in time independent of where they differ. */

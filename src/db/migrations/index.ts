@@ -3,10 +3,14 @@
  * After `bunx drizzle-kit generate`, add the new file here (test/unit/db checks the list matches the journal).
  */
 import m0000 from "./0000_init.sql" with { type: "text" };
+import m0001 from "./0001_apps.sql" with { type: "text" };
 
 export interface Migration {
   tag: string;
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [{ tag: "0000_init", sql: m0000 }];
+export const MIGRATIONS: readonly Migration[] = [
+  { tag: "0000_init", sql: m0000 },
+  { tag: "0001_apps", sql: m0001 },
+];

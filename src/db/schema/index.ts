@@ -1,4 +1,5 @@
 /** Every table, for drizzle and drizzle-kit. */
 export * from "./activity";
+export * from "./apps";
 export * from "./auth";
 export * from "./settings";

@@ -31,7 +31,11 @@ export function authPlugin(ctx: Ctx) {
     let principal: Principal | null = null;
     if (req !== "public") {
       principal = await ctx.auth.resolve(c.request);
-      authorize(principal, req, { slug: c.params?.slug, hasGrant: ctx.userRepo.hasGrant });
+      // a slug in the body is only known once the body is valid: that app check waits for resolve()
+      authorize(principal, req.slugFrom === "body" ? { ...req, app: undefined } : req, {
+        slug: c.params?.slug,
+        hasGrant: ctx.userRepo.hasGrant,
+      });
       if (principal!.via === "session" && !SAFE_METHODS.has(c.request.method) && !sameOrigin(c.request, meta)) throw forbidden();
     }
     if (c.body instanceof BodyProblem) throw new HttpError(c.body.status, c.body.reason);
@@ -51,6 +55,9 @@ export function authPlugin(ctx: Ctx) {
       async resolve(c) {
         const r = resolved.get(c.request) ?? (await check(c, req));
         const principal = r.principal as Principal;
+        if (req !== "public" && req.slugFrom === "body" && req.app) {
+          authorize(principal, req, { slug: (c.body as { slug?: string })?.slug, hasGrant: ctx.userRepo.hasGrant });
+        }
         return {
           principal,
           meta: r.meta,

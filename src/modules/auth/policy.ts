@@ -26,6 +26,8 @@ export type Requirement =
       app?: "read" | "write";
       /** Only a session cookie will do (dashboard-only routes). */
       session?: boolean;
+      /** Where the app slug is: the `:slug` path parameter (default) or the body's `slug` field. */
+      slugFrom?: "params" | "body";
     };
 
 const RANK: Record<Role, number> = { viewer: 1, manage: 2, admin: 3, super_admin: 4 };

@@ -1,0 +1,64 @@
+/**
+ * The compose file Sundeck actually runs, rendered from the interpolated (and checked) document: published ports
+ * bound to 127.0.0.1 unless an interface is given, routed services on the proxy network, every `$` escaped so compose
+ * does not interpolate a second time, and nothing compose v1 would refuse (`name`, `version`).
+ */
+import { ComposeError, type ComposeProject } from "./model";
+import { formatPort, parsePorts } from "./ports";
+import { isRecord, scalarText } from "./values";
+import { dumpYaml } from "./yaml";
+
+/** Interface a port is bound to when the compose file names none. */
+export const LOOPBACK = "127.0.0.1";
+
+/** The `ports` of one service as short-syntax strings, bound to loopback unless an interface was given. */
+export function renderedPorts(service: Record<string, any>, name = "service"): string[] {
+  return parsePorts(name, service.ports).map((p) => formatPort(p, LOOPBACK));
+}
+
+function escapeDollars(node: unknown): unknown {
+  if (typeof node === "string") return node.replaceAll("$", "$$$$");
+  if (Array.isArray(node)) return node.map(escapeDollars);
+  if (isRecord(node)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(node)) out[k] = escapeDollars(v);
+    return out;
+  }
+  return node;
+}
+
+function joinNetwork(name: string, svc: Record<string, any>, network: string): void {
+  const mode = scalarText(svc.network_mode);
+  if (mode) throw new ComposeError(name, "network-mode", `a service with a domain cannot set network_mode ${mode}`);
+  const nets = svc.networks;
+  if (Array.isArray(nets)) {
+    if (!nets.includes(network)) svc.networks = [...nets, network];
+  } else if (isRecord(nets) && Object.keys(nets).length > 0) {
+    if (!Object.hasOwn(nets, network)) svc.networks = { ...nets, [network]: {} };
+  } else {
+    // a service with no networks is on `default`; keep it there so in-app names still resolve
+    svc.networks = ["default", network];
+  }
+}
+
+/**
+ * Render the compose YAML Sundeck runs for a project. `routed` names the services that serve endpoints: they join
+ * `publicNetwork`, declared external. The output is accepted by docker-compose v1.29 and docker compose v2.
+ */
+export function renderCompose(project: ComposeProject, opts: { routed: string[]; publicNetwork: string }): string {
+  const doc = structuredClone(project.doc);
+  delete doc.name;
+  delete doc.version;
+  for (const key of Object.keys(doc)) if (key.startsWith("x-")) delete doc[key];
+  const services = doc.services as Record<string, Record<string, any>>;
+  for (const [name, svc] of Object.entries(services)) {
+    if (svc.ports !== undefined && svc.ports !== null) svc.ports = renderedPorts(svc, name);
+    if (opts.routed.includes(name)) joinNetwork(name, svc, opts.publicNetwork);
+  }
+  const routed = opts.routed.filter((n) => Object.hasOwn(services, n));
+  if (routed.length) {
+    const networks = isRecord(doc.networks) ? doc.networks : {};
+    doc.networks = { ...networks, [opts.publicNetwork]: { external: true } };
+  }
+  return dumpYaml(escapeDollars(doc));
+}

@@ -1,0 +1,78 @@
+/** Apps, their compose versions, the deploy journal, and registry credentials. */
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const apps = sqliteTable("apps", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  slug: text("slug").notNull().unique(),
+  /** Desired: the user stopped the app (the reconciler must not start it). */
+  stopped: integer("stopped", { mode: "boolean" }).notNull().default(false),
+  /** Desired replicas per service, JSON `{service: count}`. */
+  scaleJson: text("scale_json").notNull().default("{}"),
+  /** The version running and known good. */
+  currentVersionId: integer("current_version_id"),
+  /** The version last tried (good or not): the reconciler does not retry the same content. */
+  attemptedVersionId: integer("attempted_version_id"),
+  lastDeployStatus: text("last_deploy_status"),
+  lastError: text("last_error"),
+  /** Set when the app's directory went away and its containers were taken down (volumes kept). */
+  removedAt: text("removed_at"),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const composeVersions = sqliteTable(
+  "compose_versions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    appId: integer("app_id")
+      .notNull()
+      .references(() => apps.id, { onDelete: "cascade" }),
+    /** 1, 2, 3... per app. */
+    version: integer("version").notNull(),
+    /** sha256 of compose and .env: identical content is one version. */
+    hash: text("hash").notNull(),
+    compose: text("compose").notNull(),
+    /** The .env text, sealed with AES-256-GCM (it holds secrets). */
+    envSealed: text("env_sealed").notNull(),
+    source: text("source").notNull(),
+    createdBy: text("created_by").notNull(),
+    /** good (deployed and stable), failed, or null (never finished a deploy). */
+    status: text("status"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("compose_versions_app_hash").on(t.appId, t.hash),
+    uniqueIndex("compose_versions_app_version").on(t.appId, t.version),
+  ],
+);
+
+export const deploys = sqliteTable(
+  "deploys",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    appId: integer("app_id")
+      .notNull()
+      .references(() => apps.id, { onDelete: "cascade" }),
+    versionId: integer("version_id"),
+    /** up, pull, rollback, start, stop, restart, scale, down */
+    action: text("action").notNull(),
+    /** running, succeeded, failed, cancelled, interrupted */
+    status: text("status").notNull(),
+    error: text("error"),
+    source: text("source").notNull(),
+    startedAt: text("started_at").notNull(),
+    finishedAt: text("finished_at"),
+  },
+  (t) => [index("deploys_app").on(t.appId), index("deploys_status").on(t.status)],
+);
+
+export const registries = sqliteTable("registries", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  name: text("name").notNull().unique(),
+  url: text("url").notNull(),
+  username: text("username").notNull(),
+  /** AES-256-GCM sealed password or token. */
+  passwordSealed: text("password_sealed").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});

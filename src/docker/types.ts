@@ -1,0 +1,149 @@
+/**
+ * Interfaces of the Docker layer: the command runner (compose shells out), the compose driver (v2 or v1), and the
+ * Engine API client (container state, logs, events: never parsed from compose output).
+ */
+
+export interface RunOptions {
+  cwd?: string;
+  /** The full environment of the child (nothing is inherited implicitly). */
+  env?: Record<string, string>;
+  /** Each output line as it arrives, trailing newline removed. */
+  onLine?: (line: string, stream: "stdout" | "stderr") => void;
+  /** Aborting kills the process group (TERM, then KILL after a grace period). */
+  signal?: AbortSignal;
+  /** Kill after this many ms. */
+  timeoutMs?: number;
+  /** Bytes written to stdin. */
+  stdin?: string;
+}
+
+export interface RunResult {
+  code: number;
+  /** Combined output, the last 64 KiB. */
+  output: string;
+  /** True when the run was cancelled or timed out. */
+  killed: boolean;
+}
+
+/** Runs external commands. */
+export interface CommandRunner {
+  run(argv: string[], opts?: RunOptions): Promise<RunResult>;
+}
+
+/** A compose project Sundeck runs. */
+export interface ProjectRef {
+  /** `sundeck-<slug>` */
+  name: string;
+  /** The generated compose file to run. */
+  file: string;
+  /** Directory relative paths resolve against (the app's directory). */
+  projectDir: string;
+  /** Extra environment for compose (DOCKER_CONFIG for registry auth); merged over a minimal base. */
+  env?: Record<string, string>;
+  /**
+   * Env file compose reads for its own settings and interpolation (`--env-file`). Sundeck passes an empty one: the
+   * rendered file is already interpolated, and an app's .env must not steer compose (COMPOSE_*, DOCKER_HOST).
+   */
+  envFile?: string;
+}
+
+export interface ComposeCallOptions {
+  onLine?: RunOptions["onLine"];
+  signal?: AbortSignal;
+}
+
+/** `docker compose` (v2) or `docker-compose` (v1), detected at start. */
+export interface ComposeDriver {
+  readonly flavor: "v2" | "v1";
+  /** The version string compose printed. */
+  readonly version: string;
+  up(p: ProjectRef, o?: ComposeCallOptions & { scale?: Record<string, number>; services?: string[] }): Promise<RunResult>;
+  pull(p: ProjectRef, services: string[], o?: ComposeCallOptions): Promise<RunResult>;
+  down(p: ProjectRef, o?: ComposeCallOptions & { volumes?: boolean }): Promise<RunResult>;
+  stop(p: ProjectRef, services?: string[], o?: ComposeCallOptions): Promise<RunResult>;
+  start(p: ProjectRef, services?: string[], o?: ComposeCallOptions): Promise<RunResult>;
+  restart(p: ProjectRef, services?: string[], o?: ComposeCallOptions): Promise<RunResult>;
+}
+
+/** A container as the Engine API lists it, reduced to what Sundeck uses. */
+export interface ContainerSummary {
+  id: string;
+  name: string;
+  image: string;
+  /** created, running, paused, restarting, removing, exited, dead */
+  state: string;
+  /** Human status ("Up 3 minutes (healthy)"). */
+  status: string;
+  /** healthy, unhealthy, starting, or null without a healthcheck. */
+  health: string | null;
+  labels: Record<string, string>;
+  /** com.docker.compose.service */
+  service: string | null;
+  /** com.docker.compose.project */
+  project: string | null;
+  /** com.docker.compose.container-number */
+  number: number | null;
+  /** IP address per network name. */
+  networks: Record<string, string>;
+  ports: Array<{ privatePort: number; publicPort?: number; ip?: string; type: string }>;
+  /** Unix seconds, as Docker reports it. */
+  createdAt: number;
+}
+
+/** One container log line. */
+export interface LogLine {
+  /** RFC 3339 timestamp from Docker, when present. */
+  ts: string | null;
+  stream: "stdout" | "stderr";
+  line: string;
+}
+
+/** A Docker event (container events are what Sundeck follows). */
+export interface DockerEvent {
+  type: string;
+  action: string;
+  id: string;
+  attributes: Record<string, string>;
+  /** Unix seconds, fractional (from Docker's timeNano). */
+  time: number;
+}
+
+/** The Engine API over the unix socket. */
+export interface Engine {
+  /** True when the engine answers. */
+  ping(): Promise<boolean>;
+  version(): Promise<{ version: string; apiVersion: string }>;
+  /** Containers, all states, optionally of one compose project. */
+  containers(filter?: { project?: string; labels?: string[] }): Promise<ContainerSummary[]>;
+  inspect(id: string): Promise<any>;
+  /**
+   * Log lines of a container; ends when the container stops (follow) or the history is sent, and quietly on abort.
+   * `since` is unix seconds (fractional allowed); `tail` lines of history (all when omitted).
+   */
+  logs(id: string, o: { tail?: number; since?: number; follow?: boolean; signal?: AbortSignal }): AsyncIterable<LogLine>;
+  /**
+   * Events until aborted (abort ends the iteration without an error). If the engine closes the stream, the iteration
+   * throws DockerUnavailable so a follower knows to reconnect. `since` is unix seconds.
+   */
+  events(o: { filters?: Record<string, string[]>; signal?: AbortSignal; since?: number }): AsyncIterable<DockerEvent>;
+  imageExists(ref: string): Promise<boolean>;
+  /** Create a bridge network when it does not exist. */
+  ensureNetwork(name: string): Promise<void>;
+}
+
+/** The engine or compose is not usable; the message says what to do. */
+export class DockerUnavailable extends Error {
+  override name = "DockerUnavailable";
+}
+
+/** The engine answered with an error status; the message is the engine's own. */
+export class EngineError extends Error {
+  override name = "EngineError";
+  constructor(
+    /** HTTP status the engine answered with (404 for a missing container or image). */
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,80 @@
+/** Data access for apps, their compose versions and the deploy journal. No rules here. */
+import { and, desc, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db";
+import { apps, composeVersions, deploys } from "../../db/schema";
+
+export type AppRow = typeof apps.$inferSelect;
+export type VersionRow = typeof composeVersions.$inferSelect;
+export type DeployRow = typeof deploys.$inferSelect;
+
+/** Build the repository. */
+export function createAppRepo(db: Db) {
+  const o = db.orm;
+  return {
+    bySlug: (slug: string) => o.select().from(apps).where(eq(apps.slug, slug)).get(),
+    byId: (id: number) => o.select().from(apps).where(eq(apps.id, id)).get(),
+    list: () => o.select().from(apps).orderBy(apps.slug).all(),
+    create: (slug: string, now: string) => o.insert(apps).values({ slug, createdAt: now, updatedAt: now }).returning().get(),
+    update: (id: number, patch: Partial<Omit<AppRow, "id" | "slug" | "createdAt">>, now: string) =>
+      o
+        .update(apps)
+        .set({ ...patch, updatedAt: now })
+        .where(eq(apps.id, id))
+        .returning()
+        .get(),
+    /** Delete the app, its versions and deploys; its activity keeps the slug but loses the reference. */
+    delete(id: number): void {
+      db.sqlite.run("UPDATE activity SET app_id = NULL WHERE app_id = ?", [id]);
+      o.delete(apps).where(eq(apps.id, id)).run();
+    },
+
+    versionByHash: (appId: number, hash: string) =>
+      o
+        .select()
+        .from(composeVersions)
+        .where(and(eq(composeVersions.appId, appId), eq(composeVersions.hash, hash)))
+        .get(),
+    version: (id: number) => o.select().from(composeVersions).where(eq(composeVersions.id, id)).get(),
+    versions: (appId: number) =>
+      o.select().from(composeVersions).where(eq(composeVersions.appId, appId)).orderBy(desc(composeVersions.version)).all(),
+    insertVersion(v: Omit<typeof composeVersions.$inferInsert, "id" | "version">): VersionRow {
+      const next =
+        o
+          .select({ n: sql<number>`coalesce(max(${composeVersions.version}), 0)` })
+          .from(composeVersions)
+          .where(eq(composeVersions.appId, v.appId))
+          .get()!.n + 1;
+      return o
+        .insert(composeVersions)
+        .values({ ...v, version: next })
+        .returning()
+        .get();
+    },
+    setVersionStatus: (id: number, status: "good" | "failed") =>
+      o.update(composeVersions).set({ status }).where(eq(composeVersions.id, id)).run(),
+
+    insertDeploy: (d: { appId: number; versionId: number | null; action: string; source: string; now: string }) =>
+      o
+        .insert(deploys)
+        .values({
+          appId: d.appId,
+          versionId: d.versionId,
+          action: d.action,
+          source: d.source,
+          status: "running",
+          startedAt: d.now,
+        })
+        .returning()
+        .get(),
+    setDeployVersion: (id: number, versionId: number) => o.update(deploys).set({ versionId }).where(eq(deploys.id, id)).run(),
+    finishDeploy: (id: number, status: "succeeded" | "failed" | "cancelled" | "interrupted", error: string | null, now: string) =>
+      o.update(deploys).set({ status, error, finishedAt: now }).where(eq(deploys.id, id)).run(),
+    deploy: (id: number) => o.select().from(deploys).where(eq(deploys.id, id)).get(),
+    lastDeploy: (appId: number) =>
+      o.select().from(deploys).where(eq(deploys.appId, appId)).orderBy(desc(deploys.id)).limit(1).get(),
+    /** Deploys a crash left running. */
+    running: () => o.select().from(deploys).where(eq(deploys.status, "running")).all(),
+  };
+}
+
+export type AppRepo = ReturnType<typeof createAppRepo>;

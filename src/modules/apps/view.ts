@@ -1,0 +1,111 @@
+/** The wire form of an app: desired state, live containers, services and endpoints of the version it runs. */
+import { parseEnvFile } from "../../compose/envfile";
+import type { ComposeProject, Endpoint } from "../../compose/model";
+import { scalability } from "../../compose/scaling";
+import type { Secrets } from "../../lib/crypto";
+import type { Prepared } from "../deploys/prepare";
+import type { AppFilesStore } from "./files";
+import type { AppRepo, AppRow } from "./repo";
+import { type AppStatus, deriveStatus, type StatusBoard } from "./status";
+
+export interface ViewDeps {
+  repo: AppRepo;
+  files: AppFilesStore;
+  status: StatusBoard;
+  secrets: Secrets;
+  busy: (slug: string) => boolean;
+  prepare: (slug: string, compose: string, env: string) => Prepared;
+}
+
+/** Builds app views, caching the parse of each version. */
+export function createAppViews(d: ViewDeps) {
+  const cache = new Map<string, { project: ComposeProject; endpoints: Endpoint[] } | null>();
+
+  const parsed = (app: AppRow) => {
+    const v = app.currentVersionId
+      ? d.repo.version(app.currentVersionId)
+      : app.attemptedVersionId
+        ? d.repo.version(app.attemptedVersionId)
+        : undefined;
+    const key = v ? `v${v.id}` : `f${app.slug}:${d.files.read(app.slug)?.hash ?? ""}`;
+    if (!cache.has(key)) {
+      const src = v ? { compose: v.compose, env: d.secrets.open(v.envSealed) } : d.files.read(app.slug);
+      let value: { project: ComposeProject; endpoints: Endpoint[] } | null = null;
+      try {
+        if (src) {
+          const p = d.prepare(app.slug, src.compose, src.env);
+          value = { project: p.project, endpoints: p.labels.endpoints };
+        }
+      } catch {
+        value = null;
+      }
+      if (cache.size > 500) cache.clear();
+      cache.set(key, value);
+    }
+    return cache.get(key) ?? null;
+  };
+
+  return {
+    /** The full view of one app. */
+    view(app: AppRow) {
+      const containers = d.status.containers(app.slug);
+      const status: AppStatus = deriveStatus(app, containers, d.busy(app.slug), d.status.up);
+      const p = parsed(app);
+      const scale = JSON.parse(app.scaleJson) as Record<string, number>;
+      const current = app.currentVersionId ? d.repo.version(app.currentVersionId) : undefined;
+      const last = d.repo.lastDeploy(app.id);
+      return {
+        slug: app.slug,
+        status,
+        stopped: app.stopped,
+        services: (p?.project.services ?? []).map((s) => ({
+          name: s.name,
+          image: s.image,
+          replicas: scale[s.name] ?? s.replicas ?? 1,
+          ports: s.ports.map((x) => `${x.hostIp || "127.0.0.1"}:${x.published}:${x.target}/${x.protocol}`),
+          scalable: scalability(s),
+          containers: containers
+            .filter((c) => c.service === s.name)
+            .map((c) => ({
+              id: c.id.slice(0, 12),
+              name: c.name,
+              number: c.number,
+              state: c.state,
+              status: c.status,
+              health: c.health,
+            })),
+        })),
+        endpoints: (p?.endpoints ?? []).map((e) => ({
+          service: e.service,
+          hosts: e.hosts,
+          port: e.port,
+          path: e.path,
+          tls: e.tls,
+        })),
+        current_version: current ? { id: current.id, version: current.version } : null,
+        last_deploy: last
+          ? {
+              id: last.id,
+              action: last.action,
+              status: last.status,
+              error: last.error,
+              started_at: last.startedAt,
+              finished_at: last.finishedAt,
+            }
+          : null,
+        last_error: app.lastError,
+        created_at: app.createdAt,
+        updated_at: app.updatedAt,
+      };
+    },
+
+    /** Env of the version on disk; values only for callers who may change the app. */
+    env(slug: string, withValues: boolean): Record<string, string | null> {
+      const f = d.files.read(slug);
+      const env = f ? parseEnvFile(f.env) : {};
+      return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, withValues ? v : null]));
+    },
+  };
+}
+
+export type AppViews = ReturnType<typeof createAppViews>;

@@ -1,0 +1,49 @@
+/**
+ * Turning an app's files into something safe to run: parse and interpolate with the app's .env, check every safety
+ * rule, read the labels, and render the compose file Sundeck actually runs. Pure: no Docker, no database.
+ */
+import { parseEnvFile } from "../../compose/envfile";
+import { parseAppLabels } from "../../compose/labels";
+import type { AppLabels, ComposeProject, SafetyPolicy } from "../../compose/model";
+import { parseCompose } from "../../compose/parse";
+import { renderCompose } from "../../compose/rewrite";
+import { checkSafety } from "../../compose/security";
+
+/** The network every routed service joins so the proxy can reach it. */
+export const PUBLIC_NETWORK = "sundeck-public";
+
+/** Compose project name of an app. */
+export const projectName = (slug: string) => `sundeck-${slug}`;
+
+export interface Prepared {
+  project: ComposeProject;
+  labels: AppLabels;
+  /** Services with endpoints. */
+  routed: string[];
+  /** The compose file Sundeck runs. */
+  rendered: string;
+}
+
+/** Validate and render; throws ComposeError (a 400 naming the service and rule) on anything unsafe or malformed. */
+export function prepare(compose: string, envText: string, policy: SafetyPolicy): Prepared {
+  const env = parseEnvFile(envText);
+  const project = parseCompose(compose, env);
+  checkSafety(project, policy);
+  const labels = parseAppLabels(project);
+  const routed = [...new Set(labels.endpoints.map((e) => e.service))];
+  return { project, labels, routed, rendered: renderCompose(project, { routed, publicNetwork: PUBLIC_NETWORK }) };
+}
+
+/** The services `up` starts (those without profiles), and the ones allowed to exit 0 (no restart policy). */
+export function expectation(project: ComposeProject, scale: Record<string, number>) {
+  const services: string[] = [];
+  const oneShot = new Set<string>();
+  for (const [name, svc] of Object.entries<any>(project.doc.services ?? {})) {
+    if (Array.isArray(svc?.profiles) && svc.profiles.length > 0) continue;
+    if (scale[name] === 0) continue;
+    services.push(name);
+    const restart = String(svc?.restart ?? "no");
+    if (restart === "no" || restart === "false") oneShot.add(name);
+  }
+  return { services, oneShot };
+}
