@@ -10,6 +10,9 @@ import { ensurePrivateDir } from "./lib/fs";
 import { startNightly } from "./modules/activity/retention";
 import { COMMIT, VERSION } from "./version";
 
+/** On shutdown, running deploys get this long to finish before they are cancelled. */
+const DRAIN_GRACE_MS = 20_000;
+
 /** Idle connections close after this many seconds (SPEC: idle timeout 120 s). */
 export const IDLE_TIMEOUT_S = 120;
 
@@ -59,6 +62,7 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
         log.info("shutting down");
         stopNightly();
         ctx.reconciler.stop();
+        await ctx.deployer.drain(DRAIN_GRACE_MS);
         ctx.status.stop();
         ctx.ws.shutdown();
         await app.stop(false);

@@ -70,6 +70,8 @@ export function createAppRepo(db: Db) {
     finishDeploy: (id: number, status: "succeeded" | "failed" | "cancelled" | "interrupted", error: string | null, now: string) =>
       o.update(deploys).set({ status, error, finishedAt: now }).where(eq(deploys.id, id)).run(),
     deploy: (id: number) => o.select().from(deploys).where(eq(deploys.id, id)).get(),
+    recentDeploys: (appId: number, limit: number) =>
+      o.select().from(deploys).where(eq(deploys.appId, appId)).orderBy(desc(deploys.id)).limit(limit).all(),
     lastDeploy: (appId: number) =>
       o.select().from(deploys).where(eq(deploys.appId, appId)).orderBy(desc(deploys.id)).limit(1).get(),
     /** Deploys a crash left running. */

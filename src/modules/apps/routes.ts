@@ -7,6 +7,7 @@ import { badRequest, conflict, notFound } from "../../lib/errors";
 import { authPlugin } from "../auth/macro";
 import { mayMutateApps, seesAllApps } from "../auth/policy";
 import { checkSlug } from "../users/service";
+import type { DeployRow } from "./repo";
 
 const READ = { app: "read" } as const;
 const WRITE = { app: "write" } as const;
@@ -19,6 +20,20 @@ function envText(env: Record<string, unknown>): string {
     if (typeof v !== "string") throw badRequest(`env ${k} must be a string`);
   }
   return formatEnvFile(env as Record<string, string>);
+}
+
+/** The wire form of a deploy journal row. */
+function deployJson(d: DeployRow) {
+  return {
+    id: d.id,
+    action: d.action,
+    status: d.status,
+    error: d.error,
+    version_id: d.versionId,
+    source: d.source,
+    started_at: d.startedAt,
+    finished_at: d.finishedAt,
+  };
 }
 
 /** /api/apps */
@@ -143,6 +158,20 @@ export function appRoutes(ctx: Ctx) {
         body: t.Object({ version_id: t.Unknown() }),
         detail: { tags: ["apps"], summary: "Make a kept version the desired state again and deploy it" },
       },
+    )
+    .get("/:slug/deploys", ({ params }) => ctx.appRepo.recentDeploys(app(params.slug).id, 50).map(deployJson), {
+      auth: READ,
+      detail: { tags: ["apps"], summary: "The app's last 50 deploys and actions, newest first" },
+    })
+    .get(
+      "/:slug/deploys/:id",
+      ({ params }) => {
+        const a = app(params.slug);
+        const dep = ctx.appRepo.deploy(parseId(params.id) ?? 0);
+        if (!dep || dep.appId !== a.id) throw notFound();
+        return deployJson(dep);
+      },
+      { auth: READ, detail: { tags: ["apps"], summary: "One deploy or action: its status and error" } },
     )
     .get(
       "/:slug/versions",

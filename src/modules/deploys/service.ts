@@ -3,7 +3,7 @@
  * time, each journaled in the deploys table, streamed to deploy-logs, recorded in activity, and a failed deploy
  * rolled back to the last good version unless that is turned off.
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { diffCompose } from "../../compose/diff";
 import { parseEnvFile } from "../../compose/envfile";
@@ -70,6 +70,7 @@ const MAX_SCALE = 100;
 export function createDeployer(d: DeployerDeps) {
   const locks = new AppLocks();
   const controllers = new Map<string, AbortController>();
+  const inflight = new Set<Promise<void>>();
   const log = d.log;
   const now = () => iso(d.clock.now());
   const policy = (slug: string) => ({ appDir: d.files.dir(slug), appsDir: d.appsDir, dataDir: d.dataDir });
@@ -129,7 +130,7 @@ export function createDeployer(d: DeployerDeps) {
     controllers.set(slug, ac);
     d.output.begin(slug);
     const rc: RunCtx = { app, deployId, signal: ac.signal, line: (a, text) => d.output.line(slug, a, text) };
-    const finished = (async () => {
+    const finished: Promise<void> = (async () => {
       try {
         await job(rc);
       } catch (e) {
@@ -143,6 +144,8 @@ export function createDeployer(d: DeployerDeps) {
         if (d.output.active(slug)) d.output.end(slug, "none", "finished");
       }
     })();
+    inflight.add(finished);
+    void finished.finally(() => inflight.delete(finished));
     return { deployId, finished };
   };
 
@@ -156,7 +159,8 @@ export function createDeployer(d: DeployerDeps) {
   const refFor = (slug: string, extraEnv: Record<string, string> = {}): ProjectRef => ({
     name: projectName(slug),
     file: renderedPath(slug),
-    projectDir: d.files.dir(slug),
+    // a removed app directory can still be taken down: `down` resolves no paths, so the run dir stands in
+    projectDir: existsSync(d.files.dir(slug)) ? d.files.dir(slug) : runDir(slug),
     envFile: emptyEnvPath(slug),
     env: extraEnv,
   });
@@ -626,6 +630,23 @@ export function createDeployer(d: DeployerDeps) {
         if (app) slugs.add(app.slug);
       }
       return [...slugs];
+    },
+
+    /**
+     * Shutdown: let running operations finish for `graceMs`, then cancel the rest and wait for them to record how
+     * they ended (an operation cut short is run again at the next start).
+     */
+    async drain(graceMs: number): Promise<void> {
+      if (inflight.size === 0) return;
+      const all = Promise.allSettled([...inflight]);
+      const timedOut = await Promise.race([
+        all.then(() => false),
+        new Promise<boolean>((r) => setTimeout(() => r(true), graceMs)),
+      ]);
+      if (!timedOut) return;
+      log.warn("shutdown: cancelling operations still running", { apps: [...controllers.keys()].join(",") });
+      for (const ac of controllers.values()) ac.abort();
+      await Promise.race([all, new Promise((r) => setTimeout(r, 15_000))]);
     },
 
     /** The desired replicas of an app. */
