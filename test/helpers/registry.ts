@@ -71,7 +71,7 @@ export async function startRegistry(opts: {
           url.pathname === `/v2/${opts.repo}/manifests/${sha(manifest)}`
         ) {
           state.pulls++;
-          return new Response(req.method === "HEAD" ? null : manifest, {
+          return new Response(req.method === "HEAD" ? null : (manifest as unknown as BodyInit), {
             headers: {
               ...base,
               "content-type": "application/vnd.docker.distribution.manifest.v2+json",
