@@ -83,7 +83,7 @@ export async function startRegistry(opts: {
         const m = /^\/v2\/(.+)\/blobs\/(sha256:[0-9a-f]{64})$/.exec(url.pathname);
         const blob = m && m[1] === opts.repo ? blobs.get(m[2]) : undefined;
         if (blob)
-          return new Response(req.method === "HEAD" ? null : blob, {
+          return new Response(req.method === "HEAD" ? null : (blob as unknown as BodyInit), {
             headers: { ...base, "docker-content-digest": m![2], "content-length": String(blob.byteLength) },
           });
         return new Response(JSON.stringify({ errors: [{ code: "NAME_UNKNOWN" }] }), { status: 404, headers: base });
