@@ -17,12 +17,16 @@ export function deriveStatus(app: AppRow, containers: ContainerSummary[], busy: 
   if (busy) return "deploying";
   if (!engineUp) return "unknown";
   if (app.stopped) return "stopped";
-  // finished one-shot jobs do not count against the app
+  if (containers.length === 0) return app.lastDeployStatus === "failed" ? "failed" : "stopped";
+  const running = containers.filter((c) => c.state === "running");
+  if (running.length === 0) {
+    // nothing runs: a clean exit everywhere is a stop (by hand, or every job done); any other exit is a failure
+    return containers.every((c) => c.state === "exited" && exitCode(c.status) === 0) ? "stopped" : "failed";
+  }
+  // with something running, containers that exited 0 are finished jobs and do not count against the app
   const live = containers.filter((c) => !(c.state === "exited" && exitCode(c.status) === 0));
-  if (live.length === 0) return containers.length > 0 ? "running" : app.lastDeployStatus === "failed" ? "failed" : "stopped";
   const ok = live.filter((c) => c.state === "running" && c.health !== "unhealthy");
   if (ok.length === live.length) return "running";
-  if (ok.length === 0) return "failed";
   return "degraded";
 }
 

@@ -41,6 +41,13 @@ describe("app status", () => {
     ["degraded when some do not", app(), [c("running"), c("exited", "Exited (1) 2 seconds ago")], "degraded"],
     ["degraded with an unhealthy container", app(), [c("running"), c("running", "Up (unhealthy)", "unhealthy")], "degraded"],
     ["failed when none run", app(), [c("exited", "Exited (1) 2 seconds ago")], "failed"],
+    ["stopped when every container exited cleanly", app(), [c("exited", "Exited (0) 2 seconds ago")], "stopped"],
+    [
+      "failed when a container was killed and none run",
+      app(),
+      [c("exited", "Exited (137) 1 second ago"), c("exited", "Exited (0) 1 second ago")],
+      "failed",
+    ],
     ["stopped when the user stopped it", app({ stopped: true }), [c("exited", "Exited (137) 1 second ago")], "stopped"],
     ["stopped with no containers after a good deploy", app(), [], "stopped"],
     ["failed with no containers after a failed deploy", app({ lastDeployStatus: "failed" }), [], "failed"],
