@@ -4,6 +4,7 @@
  */
 import { defineCommand, runCommand, showUsage } from "citty";
 import { CliError } from "./cli/errors";
+import { ExitCode } from "./cli/exit";
 import { ConfigError } from "./config/schema";
 import { VERSION } from "./version";
 
@@ -15,6 +16,26 @@ const main = defineCommand({
     users: () => import("./cli/users").then((m) => m.default),
     apikey: () => import("./cli/apikey").then((m) => m.default),
     version: () => import("./cli/version").then((m) => m.default),
+    // remote: through the HTTP API of the current context
+    context: () => import("./cli/context").then((m) => m.default),
+    whoami: () => import("./cli/whoami").then((m) => m.default),
+    apply: () => import("./cli/apply").then((m) => m.default),
+    remove: () => import("./cli/remove").then((m) => m.default),
+    list: () => import("./cli/list").then((m) => m.default),
+    status: () => import("./cli/status").then((m) => m.default),
+    pull: () => import("./cli/pull").then((m) => m.default),
+    diff: () => import("./cli/diff").then((m) => m.default),
+    sync: () => import("./cli/sync").then((m) => m.default),
+    logs: () => import("./cli/logs").then((m) => m.default),
+    start: () => import("./cli/lifecycle").then((m) => m.start),
+    stop: () => import("./cli/lifecycle").then((m) => m.stop),
+    restart: () => import("./cli/lifecycle").then((m) => m.restart),
+    redeploy: () => import("./cli/lifecycle").then((m) => m.redeploy),
+    scale: () => import("./cli/scale").then((m) => m.default),
+    versions: () => import("./cli/versions").then((m) => m.default),
+    rollback: () => import("./cli/rollback").then((m) => m.default),
+    watch: () => import("./cli/watch").then((m) => m.default),
+    cancel: () => import("./cli/cancel").then((m) => m.default),
   },
 });
 
@@ -45,6 +66,10 @@ async function run(argv: string[]): Promise<number> {
     return 0;
   } catch (e) {
     const err = e as Error & { code?: string };
+    if (e instanceof ExitCode) {
+      if (e.message) process.stderr.write(`sundeck: ${e.message}\n`);
+      return e.code;
+    }
     if (e instanceof CliError || e instanceof ConfigError) {
       process.stderr.write(`sundeck: ${err.message}\n`);
       return 1;
