@@ -44,6 +44,25 @@ export function summarize(samples: readonly number[]): Summary {
   return { n: s.length, p50: percentile(s, 50), p95: percentile(s, 95), p99: percentile(s, 99), max: s[s.length - 1] };
 }
 
+/** The spread of a small series (whole runs rather than many calls), in milliseconds. */
+export interface Spread {
+  n: number;
+  min: number;
+  median: number;
+  mean: number;
+  p90: number;
+  max: number;
+}
+
+/** Summarise a small series; the median of an even count is the mean of the middle two. */
+export function spread(samples: readonly number[]): Spread {
+  const s = [...samples].sort((a, b) => a - b);
+  const n = s.length;
+  const median = n === 0 ? Number.NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  const mean = n === 0 ? Number.NaN : s.reduce((a, b) => a + b, 0) / n;
+  return { n, min: s[0] ?? Number.NaN, median, mean, p90: percentile(s, 90), max: s[n - 1] ?? Number.NaN };
+}
+
 /** Warm `op` up, then time single calls of it within `budget`. */
 export function measure(op: () => unknown, budget: Budget): Summary {
   const warmEnd = performance.now() + budget.maxMs / 4;

@@ -2,7 +2,23 @@
  * The dashboard's HTTP client: JSON in and out, the server's one-line text errors surfaced as they are, and a
  * signal when the session is gone so the app can show the login form.
  */
-import type { ActivityDetail, ActivityFilter, ActivityPage, ApiKey, CreatedApiKey, Me, Role, SystemInfo, User } from "./types";
+import type {
+  Accepted,
+  ActivityDetail,
+  ActivityFilter,
+  ActivityPage,
+  ApiKey,
+  AppCompose,
+  AppVersion,
+  AppVersionDetail,
+  AppView,
+  CreatedApiKey,
+  DeployRecord,
+  Me,
+  Role,
+  SystemInfo,
+  User,
+} from "./types";
 
 /** A failed API call; `message` is the server's text, safe to show. */
 export class ApiError extends Error {
@@ -74,6 +90,27 @@ export function activityQuery(f: ActivityFilter): string {
   return s ? `?${s}` : "";
 }
 
+/** The lifecycle actions of an app that answer 202 with a deploy id. */
+export type LifecycleAction = "start" | "stop" | "restart" | "pull";
+
+/** Query of the container logs stream. */
+export interface LogsQuery {
+  service: string;
+  tail: number;
+  follow: boolean;
+  since?: string;
+}
+
+/** WebSocket paths of an app. */
+export const appStreams = {
+  deployLogs: (slug: string) => `/api/apps/${enc(slug)}/deploy-logs`,
+  logs: (slug: string, q: LogsQuery) => {
+    const p = new URLSearchParams({ service: q.service, tail: String(q.tail), follow: String(q.follow) });
+    if (q.since) p.set("since", q.since);
+    return `/api/apps/${enc(slug)}/logs?${p}`;
+  },
+};
+
 /** Every route the dashboard calls. */
 export const api = {
   setupStatus: () => request<{ needs_setup: boolean }>("GET", "/api/setup/status"),
@@ -117,4 +154,30 @@ export const api = {
   },
 
   processLogs: () => request<string[]>("GET", "/api/system/process-logs"),
+
+  apps: {
+    list: () => request<AppView[]>("GET", "/api/apps"),
+    get: (slug: string) => request<AppView>("GET", `/api/apps/${enc(slug)}`),
+    /** Validated, written and deployed; an omitted `env` keeps the app's current .env. */
+    deploy: (slug: string, compose: string, env?: Record<string, string>) =>
+      request<Accepted>("POST", "/api/apps/deploy", env === undefined ? { slug, compose } : { slug, compose, env }),
+    remove: (slug: string, volumes: boolean) =>
+      request<Accepted>("DELETE", `/api/apps/${enc(slug)}${volumes ? "?volumes=true" : ""}`),
+    action: (slug: string, action: LifecycleAction) => request<Accepted>("POST", `/api/apps/${enc(slug)}/${action}`),
+    cancel: (slug: string) => request<unknown>("POST", `/api/apps/${enc(slug)}/cancel`),
+    scale: (slug: string, services: Record<string, number>) =>
+      request<Accepted>("POST", `/api/apps/${enc(slug)}/scale`, { services }),
+    rollback: (slug: string, version_id: number) => request<Accepted>("POST", `/api/apps/${enc(slug)}/rollback`, { version_id }),
+    deploys: (slug: string) => request<DeployRecord[]>("GET", `/api/apps/${enc(slug)}/deploys`),
+    deployRecord: (slug: string, id: number) => request<DeployRecord>("GET", `/api/apps/${enc(slug)}/deploys/${id}`),
+    versions: (slug: string) => request<AppVersion[]>("GET", `/api/apps/${enc(slug)}/versions`),
+    version: (slug: string, id: number) => request<AppVersionDetail>("GET", `/api/apps/${enc(slug)}/versions/${id}`),
+    compose: (slug: string) => request<AppCompose>("GET", `/api/apps/${enc(slug)}/compose`),
+    env: (slug: string) => request<Record<string, string | null>>("GET", `/api/apps/${enc(slug)}/env`),
+    /** Replaces the .env; the server starts a redeploy (its id is not returned). */
+    setEnv: (slug: string, env: Record<string, string>) =>
+      request<Record<string, string>>("PUT", `/api/apps/${enc(slug)}/env`, env),
+    activity: (slug: string, f: ActivityFilter, signal?: AbortSignal) =>
+      request<ActivityPage>("GET", `/api/apps/${enc(slug)}/activity${activityQuery(f)}`, undefined, { signal }),
+  },
 };

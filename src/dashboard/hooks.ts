@@ -71,3 +71,54 @@ export function useAction<A extends unknown[]>(fn: (...args: A) => Promise<unkno
   };
   return { busy, error, run, clear: () => setError(null) };
 }
+
+/**
+ * Call `fn` every `ms` while the page is visible: the next call is scheduled when the previous one settled, nothing
+ * runs while the tab is hidden, and a call runs at once when it shows again.
+ */
+export function useVisibleInterval(fn: () => unknown, ms: number): void {
+  const latest = useRef(fn);
+  latest.current = fn;
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    let running = false;
+    let stopped = false;
+    const visible = () => document.visibilityState === "visible";
+    const schedule = () => {
+      if (!stopped && timer === null && visible()) timer = setTimeout(tick, ms);
+    };
+    const tick = async () => {
+      timer = null;
+      if (stopped || running || !visible()) return;
+      running = true;
+      try {
+        await latest.current();
+      } catch {
+        // the caller shows its own errors; polling goes on
+      } finally {
+        running = false;
+        schedule();
+      }
+    };
+    const onVisibility = () => {
+      if (!visible()) {
+        if (timer !== null) clearTimeout(timer);
+        timer = null;
+      } else if (timer === null && !running) void tick();
+    };
+    document.addEventListener("visibilitychange", onVisibility);
+    schedule();
+    return () => {
+      stopped = true;
+      if (timer !== null) clearTimeout(timer);
+      document.removeEventListener("visibilitychange", onVisibility);
+    };
+  }, [ms]);
+}
+
+/** `useResource`, loaded again every `ms` while the page is visible (live views). */
+export function usePolled<T>(fn: () => Promise<T>, ms: number, deps: unknown[] = []): Resource<T> {
+  const r = useResource(fn, deps);
+  useVisibleInterval(r.reload, ms);
+  return r;
+}

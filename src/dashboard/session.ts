@@ -22,3 +22,6 @@ export function useSession(): Session {
 
 /** Whether the signed-in user is the super-admin (users, settings, process logs). */
 export const isSuperAdmin = (me: { role: string }) => me.role === "super_admin";
+
+/** Whether the user may change apps (deploy, lifecycle, env); viewers only read. Grants are checked by the server. */
+export const mayMutateApps = (me: { role: string }) => me.role !== "viewer";

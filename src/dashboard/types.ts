@@ -82,3 +82,109 @@ export interface ActivityFilter {
   limit?: number;
   before?: number | null;
 }
+
+/** Status of an app as the server derives it from the engine. */
+export type AppStatus = "running" | "degraded" | "stopped" | "failed" | "deploying" | "removed" | "unknown";
+
+/** One container of a service. */
+export interface AppContainer {
+  id: string;
+  name: string;
+  number: number;
+  state: string;
+  status: string;
+  health: string | null;
+}
+
+/** One compose service of an app. */
+export interface AppService {
+  name: string;
+  image: string;
+  replicas: number;
+  ports: string[];
+  scalable: { ok: boolean; reason?: string };
+  containers: AppContainer[];
+}
+
+/** A routed endpoint (from the sundeck.* labels). */
+export interface AppEndpoint {
+  service: string;
+  hosts: string[];
+  port: number;
+  path: string;
+  tls: string | null;
+}
+
+/** A deploy or lifecycle action: GET /api/apps/{slug}/deploys[/{id}] */
+export interface DeployRecord {
+  id: number;
+  action: string;
+  status: "running" | "succeeded" | "failed" | "cancelled" | "interrupted";
+  error: string | null;
+  version_id: number | null;
+  source: string;
+  started_at: string;
+  finished_at: string | null;
+}
+
+/** GET /api/apps/{slug} (and each entry of GET /api/apps) */
+export interface AppView {
+  slug: string;
+  status: AppStatus;
+  stopped: boolean;
+  services: AppService[];
+  endpoints: AppEndpoint[];
+  current_version: { id: number; version: number } | null;
+  last_deploy: (Omit<DeployRecord, "source" | "version_id"> & { version_id?: number | null }) | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An entry of GET /api/apps/{slug}/versions */
+export interface AppVersion {
+  id: number;
+  version: number;
+  hash: string;
+  source: string;
+  created_by: string | null;
+  status: "good" | "failed" | null;
+  current: boolean;
+  created_at: string;
+}
+
+/** GET /api/apps/{slug}/versions/{id}: env values are null for viewers. */
+export interface AppVersionDetail extends AppVersion {
+  compose: string;
+  env: Record<string, string | null>;
+}
+
+/** GET /api/apps/{slug}/compose */
+export interface AppCompose {
+  slug: string;
+  compose: string;
+  hash: string;
+  current_version_id: number | null;
+}
+
+/** 202 of a deploy or an action. */
+export interface Accepted {
+  slug: string;
+  deploy_id: number | null;
+}
+
+/** A frame of /api/apps/{slug}/deploy-logs. */
+export interface DeployFrame {
+  timestamp: string;
+  action: "pull" | "up" | "down" | "restart" | "scale" | "none";
+  output: string;
+  done: boolean;
+}
+
+/** A frame of /api/apps/{slug}/logs: a line, or the single error frame. */
+export interface ContainerLogFrame {
+  ts?: string;
+  stream?: "stdout" | "stderr";
+  line?: string;
+  error?: string;
+}

@@ -3,7 +3,8 @@ import { diffFields, diffLines, type FieldChange, showValue, wantsLineDiff } fro
 
 const KIND_LABEL = { added: "added", removed: "removed", changed: "changed", same: "unchanged" } as const;
 
-function LineDiff({ before, after }: { before: unknown; after: unknown }) {
+/** A line diff of two values (texts as they are, anything else as indented JSON). */
+export function LineDiff({ before, after }: { before: unknown; after: unknown }) {
   const ops = diffLines(showValue(before), showValue(after));
   return (
     <pre class="line-diff">

@@ -10,11 +10,14 @@ interface NavItem {
   href: string;
   label: string;
   superOnly?: boolean;
+  /** Other paths (and their subpaths) that belong to this item. */
+  also?: string[];
 }
 
 /** Pages in the navigation; super-admin pages are hidden from everyone else. */
 export const NAV: NavItem[] = [
   { href: "/", label: "Overview" },
+  { href: "/apps", label: "Apps", also: ["/new-app"] },
   { href: "/activity", label: "Activity" },
   { href: "/apikeys", label: "API keys" },
   { href: "/users", label: "Users", superOnly: true },
@@ -22,7 +25,8 @@ export const NAV: NavItem[] = [
   { href: "/logs", label: "Process logs", superOnly: true },
 ];
 
-const active = (href: string, path: string) => (href === "/" ? path === "/" : path === href || path.startsWith(`${href}/`));
+const under = (href: string, path: string) => (href === "/" ? path === "/" : path === href || path.startsWith(`${href}/`));
+const active = (n: NavItem, path: string) => under(n.href, path) || (n.also ?? []).some((h) => under(h, path));
 
 /** The shell. */
 export function Shell({ children }: { children: ComponentChildren }) {
@@ -43,7 +47,7 @@ export function Shell({ children }: { children: ComponentChildren }) {
           <ul>
             {items.map((n) => (
               <li key={n.href}>
-                <Link href={n.href} aria-current={active(n.href, path) ? "page" : undefined}>
+                <Link href={n.href} aria-current={active(n, path) ? "page" : undefined}>
                   {n.label}
                 </Link>
               </li>

@@ -12,6 +12,11 @@ const PATHS = {
   pause: "M8 5v14M16 5v14",
   play: "M7 4v16l13-8Z",
   logo: "M3 17h18M5 13l3-7h8l3 7M9 13V9h6v4M2 21h20",
+  eye: "M2 12s3.5-7 10-7 10 7 10 7-3.5 7-10 7S2 12 2 12ZM12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6Z",
+  eyeOff:
+    "M3 3l18 18M10.6 5.1A10 10 0 0 1 12 5c6.5 0 10 7 10 7a17 17 0 0 1-3 3.9M6.6 6.6C3.8 8.4 2 12 2 12s3.5 7 10 7a9.7 9.7 0 0 0 5.4-1.6M9.9 9.9a3 3 0 0 0 4.2 4.2",
+  plus: "M12 5v14M5 12h14",
+  back: "M19 12H5M12 19l-7-7 7-7",
 } as const;
 
 export type IconName = keyof typeof PATHS;

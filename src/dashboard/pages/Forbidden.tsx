@@ -2,11 +2,11 @@
 import { Link } from "../router";
 
 /** 403 in the dashboard: the page exists, but not for this role. */
-export function Forbidden() {
+export function Forbidden({ message = "This page is for the super-admin only." }: { message?: string }) {
   return (
     <section class="card empty-state">
       <h1>Not available</h1>
-      <p>This page is for the super-admin only.</p>
+      <p>{message}</p>
       <Link href="/">Back to the overview</Link>
     </section>
   );

@@ -6,6 +6,9 @@ import type { Me } from "../types";
 import { ActivityPage } from "./activity/ActivityPage";
 import { EntryPage } from "./activity/EntryPage";
 import { ApiKeysPage } from "./apikeys/ApiKeysPage";
+import { AppPage } from "./apps/AppPage";
+import { AppsPage } from "./apps/AppsPage";
+import { NewAppPage } from "./apps/NewAppPage";
 import { Forbidden, NotFound } from "./Forbidden";
 import { ProcessLogsPage } from "./logs/ProcessLogsPage";
 import { Overview } from "./Overview";
@@ -14,13 +17,16 @@ import { UsersPage } from "./users/UsersPage";
 
 interface Route {
   pattern: string;
-  title: string;
+  title: string | ((params: Record<string, string>) => string);
   superOnly?: boolean;
   render(params: Record<string, string>): ComponentChildren;
 }
 
 export const ROUTES: Route[] = [
   { pattern: "/", title: "Overview", render: () => <Overview /> },
+  { pattern: "/apps", title: "Apps", render: () => <AppsPage /> },
+  { pattern: "/new-app", title: "New app", render: () => <NewAppPage /> },
+  { pattern: "/apps/:slug", title: (p) => p.slug, render: (p) => <AppPage key={p.slug} slug={p.slug} /> },
   { pattern: "/activity", title: "Activity", render: () => <ActivityPage /> },
   { pattern: "/activity/:id", title: "Activity entry", render: (p) => <EntryPage id={p.id} /> },
   { pattern: "/apikeys", title: "API keys", render: () => <ApiKeysPage /> },
@@ -36,7 +42,7 @@ export function resolvePage(path: string, me: Me): { title: string; node: Compon
     const params = matchRoute(r.pattern, clean);
     if (!params) continue;
     if (r.superOnly && !isSuperAdmin(me)) return { title: "Not available", node: <Forbidden />, key: "forbidden" };
-    return { title: r.title, node: r.render(params), key: r.pattern };
+    return { title: typeof r.title === "string" ? r.title : r.title(params), node: r.render(params), key: r.pattern };
   }
   return { title: "Not found", node: <NotFound />, key: "not-found" };
 }

@@ -35,9 +35,12 @@ export class StatusBoard {
   private byProject = new Map<string, ContainerSummary[]>();
   private engineUp = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private confirm: ReturnType<typeof setTimeout> | undefined;
   private interval: ReturnType<typeof setInterval> | undefined;
   private events: AbortController | undefined;
   private refreshing: Promise<void> | null = null;
+  /** A refresh was asked for while one was in flight: its listing may predate the event, so run once more. */
+  private again = false;
   private readonly listeners = new Set<() => void>();
   /** Refreshes done, for tests that wait on the board. */
   generation = 0;
@@ -57,9 +60,13 @@ export class StatusBoard {
     return this.engineUp;
   }
 
-  /** Re-read every container now. */
+  /** Re-read every container now (or right after the refresh in flight, whose listing may be older than the ask). */
   refresh(): Promise<void> {
-    this.refreshing ??= (async () => {
+    if (this.refreshing) {
+      this.again = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
       const engine = this.engine();
       try {
         if (!engine) throw new Error("no engine");
@@ -82,17 +89,27 @@ export class StatusBoard {
         this.refreshing = null;
       }
       for (const l of this.listeners) l();
+      if (this.again) {
+        this.again = false;
+        await this.refresh();
+      }
     })();
     return this.refreshing;
   }
 
-  /** Refresh soon (coalescing bursts of events). */
+  /**
+   * Refresh soon (coalescing bursts of events), and once more a second later: the engine can list a container as
+   * running just after its `die` event, and a `kill` brings no later event to correct that.
+   */
   poke(): void {
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.refresh();
-    }, this.opts.debounceMs ?? 150);
+    if (!this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        void this.refresh();
+      }, this.opts.debounceMs ?? 150);
+    }
+    clearTimeout(this.confirm);
+    this.confirm = setTimeout(() => void this.refresh(), 1000);
   }
 
   onChange(fn: () => void): () => void {
@@ -111,6 +128,7 @@ export class StatusBoard {
   stop(): void {
     clearInterval(this.interval);
     clearTimeout(this.timer);
+    clearTimeout(this.confirm);
     this.events?.abort();
   }
 

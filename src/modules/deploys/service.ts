@@ -351,7 +351,8 @@ export function createDeployer(d: DeployerDeps) {
         : await runVersion(rc, slug, prepared!, { pullAll: !!opts.pullAll });
       const error = run.error;
       if (error) rc.line("up", `deploy failed: ${error}`);
-      settleResult(rc, slug, version, error, opts.actor, "deploy");
+      // an explicit rollback is recorded as one (rolled_back / rollback_failed), like the automatic kind
+      settleResult(rc, slug, version, error, opts.actor, opts.source === "rollback" ? "rollback" : "deploy");
       // containers untouched (refused content, failed pull) still run the good version: nothing to roll back
       if (error && run.touched && opts.autoRollback !== false) await autoRollback(rc, slug, version, opts.actor);
       d.output.end(slug, "up", error ? `deploy failed: ${error}` : `deployed version ${version.version}`);

@@ -1,14 +1,17 @@
 /**
- * The stabilisation window after `up -d`: every expected container running (healthy where it has a healthcheck) and
- * still so after a settle period. A crash or an unhealthy container fails at once, with its last log lines.
+ * The stabilisation window after `up -d`: every expected container running, and healthy where it has a healthcheck.
+ * Containers without a healthcheck must also stay up for a settle period (the only way to catch a crash right after
+ * start); a healthcheck is the service's own readiness signal and needs none. A crash or an unhealthy container fails
+ * at once, with its last log lines. The wait wakes on the project's Docker events, with a slow poll as a fallback.
  */
 import type { ContainerSummary, Engine } from "../../docker/types";
 
 export interface StabilizeOptions {
   /** Give up after this long. */
   windowMs: number;
-  /** All ready for this long counts as stable. */
+  /** How long containers without a healthcheck must stay running. */
   settleMs?: number;
+  /** Fallback poll when no event arrives. */
   pollMs?: number;
   signal?: AbortSignal;
 }
@@ -37,29 +40,63 @@ async function lastLines(engine: Engine, id: string, n = 5): Promise<string> {
   return out.length ? `; last output: ${out.join(" | ").slice(0, 600)}` : "";
 }
 
+/** Resolves on the next container event of the project (or never); call again for the next one. */
+function eventWaker(engine: Engine, project: string, signal: AbortSignal) {
+  let wake: () => void = () => {};
+  let next = new Promise<void>((r) => (wake = r));
+  void (async () => {
+    try {
+      for await (const _ of engine.events({
+        filters: { type: ["container"], label: [`com.docker.compose.project=${project}`] },
+        signal,
+      })) {
+        wake();
+        next = new Promise<void>((r) => (wake = r));
+      }
+    } catch {
+      // the fallback poll carries on
+    }
+  })();
+  return () => next;
+}
+
 /** Wait until the project is stable, fails, or the window closes. */
 export async function waitStable(engine: Engine, project: string, expect: Expectation, o: StabilizeOptions): Promise<Stability> {
-  const settle = o.settleMs ?? 2000;
-  const poll = o.pollMs ?? 400;
+  const settle = o.settleMs ?? 1500;
+  const poll = o.pollMs ?? 1000;
   const deadline = Date.now() + o.windowMs;
-  let readySince: number | null = null;
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  o.signal?.addEventListener("abort", onAbort);
+  const nextEvent = eventWaker(engine, project, stop.signal);
+  // when each unchecked container was first seen running
+  const runningSince = new Map<string, number>();
   let waitingFor = "containers to start";
-  for (;;) {
-    if (o.signal?.aborted) return { ok: false, error: "cancelled" };
-    const containers = await engine.containers({ project });
-    const bad = await problem(engine, containers, expect);
-    if (bad) return { ok: false, error: bad };
-    const pending = notReady(containers, expect);
-    if (pending) {
-      readySince = null;
-      waitingFor = pending;
-    } else {
-      readySince ??= Date.now();
-      if (Date.now() - readySince >= settle) return { ok: true };
+  try {
+    for (;;) {
+      if (o.signal?.aborted) return { ok: false, error: "cancelled" };
+      const containers = await engine.containers({ project });
+      const bad = await problem(engine, containers, expect);
+      if (bad) return { ok: false, error: bad };
+      const now = Date.now();
+      for (const c of containers) if (c.state === "running" && !runningSince.has(c.id)) runningSince.set(c.id, now);
+      const pending = notReady(containers, expect);
+      // containers without a healthcheck that have not yet been up for the settle period
+      const unsettled = containers.filter(
+        (c) => c.state === "running" && c.health === null && now - runningSince.get(c.id)! < settle,
+      );
+      if (!pending && unsettled.length === 0) return { ok: true };
+      waitingFor = pending ?? `${unsettled[0].service ?? unsettled[0].name} to stay up`;
+      if (now > deadline)
+        return { ok: false, error: `not stable after ${Math.round(o.windowMs / 1000)}s: waiting for ${waitingFor}` };
+      const settleLeft = unsettled.length
+        ? Math.max(10, settle - (now - Math.min(...unsettled.map((c) => runningSince.get(c.id)!))))
+        : poll;
+      await Promise.race([nextEvent(), new Promise((r) => setTimeout(r, Math.min(poll, settleLeft)))]);
     }
-    if (Date.now() > deadline)
-      return { ok: false, error: `not stable after ${Math.round(o.windowMs / 1000)}s: waiting for ${waitingFor}` };
-    await new Promise((r) => setTimeout(r, poll));
+  } finally {
+    o.signal?.removeEventListener("abort", onAbort);
+    stop.abort();
   }
 }
 

@@ -105,6 +105,8 @@ describe("deploy through the API", () => {
     expect((await s.root.post(`/api/apps/${SLUG}/rollback`, { version_id: v1.id })).status).toBe(202);
     const app = await waitApp(s.root, SLUG, (a) => a.current_version?.version === 1 && a.status === "running");
     expect(app.last_error).toBeNull();
+    const rolled = (await appActivity(s.root, SLUG)).find((e) => e.category === "deploy");
+    expect(rolled).toMatchObject({ action: "rolled_back", actor_name: "root", summary: `${SLUG} rolled back to version 1` });
     expect((await s.root.get(`/api/apps/${SLUG}/env`)).json).toEqual({ GREETING: "hello" });
     expect((await s.root.get(`/api/apps/${SLUG}/compose`)).json.compose).toBe(webCompose(port));
     expect((await s.root.post(`/api/apps/${SLUG}/rollback`, { version_id: 999999 })).status).toBe(404);

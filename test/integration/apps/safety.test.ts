@@ -3,7 +3,7 @@
  * and a refused version cannot come back through rollback. Published ports of every syntax end up on loopback.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseEnvFile } from "../../../src/compose/envfile";
 import { freePort, startDockerServer, waitApp } from "../../helpers/apps";
