@@ -35,7 +35,7 @@ export function apiRateLimit(ctx: Ctx) {
   const header = rl.by.startsWith("header:") ? rl.by.slice(7).toLowerCase() : null;
   return (request: Request, server: any, path: string): Response | null => {
     if (!path.startsWith("/api/") || UNLIMITED.has(path)) return null;
-    const ip = requestMeta(request, server, ctx.trusted).ip;
+    const ip = requestMeta(request, server, ctx.trusted, ctx.proxyToken).ip;
     const key = rl.by === "path" ? `p:${path}` : header ? `h:${request.headers.get(header) ?? `ip:${ip}`}` : `ip:${ip}`;
     const d = limiter.take(key);
     if (d.ok) return null;
@@ -51,7 +51,7 @@ export function createApp(ctx: Ctx) {
   })
     .onRequest(({ request, server, set }) => {
       Object.assign(set.headers, SECURITY_HEADERS);
-      if (requestMeta(request, server, ctx.trusted).secure) set.headers["strict-transport-security"] = HSTS;
+      if (requestMeta(request, server, ctx.trusted, ctx.proxyToken).secure) set.headers["strict-transport-security"] = HSTS;
       const path = new URL(request.url).pathname;
       return limit(request, server, path) ?? undefined;
     })

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Config } from "./config/schema";
 import { type Db, openDb } from "./db";
 import { WS_TIMINGS, WsHub, type WsTimings } from "./http/ws";
-import { createSecrets, deriveKeys, type Keys, type Secrets } from "./lib/crypto";
+import { createSecrets, deriveKeys, type Keys, randomHex, type Secrets } from "./lib/crypto";
 import { CidrSet } from "./lib/net";
 import { type Clock, systemClock } from "./lib/time";
 import { type Log, LogSink } from "./log/logger";
@@ -40,6 +40,8 @@ export interface Ctx {
   /** AES-256-GCM sealing of stored credentials under the key derived once from master_secret. */
   secrets: Secrets;
   trusted: CidrSet;
+  /** Random per process: Sundeck's own proxy sends it to the management server, which then believes X-Forwarded-*. */
+  proxyToken: string;
   settings: Settings;
   activity: Activity;
   userRepo: UserRepo;
@@ -158,6 +160,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     keys,
     secrets,
     trusted: new CidrSet(config.trusted_proxies),
+    proxyToken: randomHex(24),
     settings,
     activity,
     userRepo,

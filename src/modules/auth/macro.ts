@@ -27,7 +27,7 @@ export function actorOf(p: Principal, meta: RequestMeta): Actor {
 /** The auth plugin; `.use` it in every module that declares routes. */
 export function authPlugin(ctx: Ctx) {
   const check = async (c: { request: Request; server: any; params?: any; body?: unknown }, req: Requirement) => {
-    const meta = requestMeta(c.request, c.server, ctx.trusted);
+    const meta = requestMeta(c.request, c.server, ctx.trusted, ctx.proxyToken);
     let principal: Principal | null = null;
     if (req !== "public") {
       principal = await ctx.auth.resolve(c.request);

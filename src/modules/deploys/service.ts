@@ -7,7 +7,8 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { diffCompose } from "../../compose/diff";
 import { parseEnvFile } from "../../compose/envfile";
-import type { ComposeProject } from "../../compose/model";
+import { parseAppLabels } from "../../compose/labels";
+import type { AppLabels, ComposeProject } from "../../compose/model";
 import { parseCompose } from "../../compose/parse";
 import { scalability } from "../../compose/scaling";
 import type { Db } from "../../db";
@@ -23,6 +24,7 @@ import type { AppFilesStore } from "../apps/files";
 import type { AppRepo, AppRow, VersionRow } from "../apps/repo";
 import type { Registries } from "../registries/service";
 import { imageRegistry } from "../registries/service";
+import { diffEndpoints } from "./endpoint-diff";
 import { AppLocks } from "./locks";
 import type { DeployFrame, DeployOutput } from "./output";
 import { expectation, type Prepared, PUBLIC_NETWORK, prepare, projectName } from "./prepare";
@@ -263,6 +265,19 @@ export function createDeployer(d: DeployerDeps) {
       if (!current || current.id !== version.id) {
         const before = current ? safeParse(current.compose, d.secrets.open(current.envSealed)) : null;
         if (parsed) {
+          const endpoints = diffEndpoints(before ? safeLabels(before) : null, parseAppLabels(parsed));
+          if (endpoints) {
+            appEntry(app, {
+              actor,
+              category: "endpoint",
+              action: "endpoints_changed",
+              target: app.slug,
+              summary: `${actor.name} changed endpoints of ${app.slug}: ${endpoints.summary}`,
+              composeVersionId: version.id,
+              before: endpoints.before,
+              after: endpoints.after,
+            });
+          }
           const diff = diffCompose(before, parsed);
           appEntry(app, {
             actor,
@@ -690,6 +705,14 @@ function scaleOf(app: AppRow): Record<string, number> {
 function safeParse(compose: string, envText: string): ComposeProject | null {
   try {
     return parseCompose(compose, parseEnvFile(envText));
+  } catch {
+    return null;
+  }
+}
+
+function safeLabels(p: ComposeProject): AppLabels | null {
+  try {
+    return parseAppLabels(p);
   } catch {
     return null;
   }

@@ -112,6 +112,24 @@ describe("deploy through the API", () => {
     expect((await s.root.post(`/api/apps/${SLUG}/rollback`, { version_id: 999999 })).status).toBe(404);
   });
 
+  it("records endpoint changes as endpoint entries", async () => {
+    const routed = (host: string) =>
+      webCompose(port).replace(
+        "stop_grace_period: 1s",
+        `stop_grace_period: 1s\n    labels:\n      sundeck.domain: ${host}\n      sundeck.port: "8080"`,
+      );
+    await s.root.post("/api/apps/deploy", { slug: SLUG, compose: routed("a.example.test") });
+    await waitSettled(s.root, SLUG);
+    await s.root.post("/api/apps/deploy", { slug: SLUG, compose: routed("b.example.test") });
+    await waitSettled(s.root, SLUG);
+    const entries = (await s.root.get(`/api/apps/${SLUG}/activity?categories=endpoint`)).json.entries;
+    expect(entries[0].summary).toContain("endpoint added: b.example.test → web:8080");
+    expect(entries[0].summary).toContain("endpoint removed: a.example.test → web:8080");
+    expect(entries[1].summary).toContain("endpoint added: a.example.test");
+    const app = (await s.root.get(`/api/apps/${SLUG}`)).json;
+    expect(app.endpoints).toEqual([{ service: "web", hosts: ["b.example.test"], port: 8080, path: "/", tls: null }]);
+  });
+
   it("removes the app, its containers and files, keeping its activity", async () => {
     expect((await s.root.del(`/api/apps/${SLUG}?volumes=true`)).status).toBe(202);
     await waitApp(s.root, SLUG, () => false, 100).catch(() => {});

@@ -238,3 +238,16 @@ describe("client address", () => {
     }
   });
 });
+
+describe("Sundeck's own proxy", () => {
+  it("is believed about the client only with this process's token, from loopback", async () => {
+    const login = (headers: Record<string, string>) =>
+      new Client(s.url).post("/api/auth/login", { username: "nobody-3", password: "whatever-3" }, headers);
+    await login({ "x-forwarded-for": "198.51.100.8", "x-sundeck-proxy": s.ctx.proxyToken });
+    expect((await s.root.get("/api/activity?categories=auth&limit=1")).json.entries[0].ip).toBe("198.51.100.8");
+    await login({ "x-forwarded-for": "198.51.100.9", "x-sundeck-proxy": "not-the-token" });
+    expect((await s.root.get("/api/activity?categories=auth&limit=1")).json.entries[0].ip).toBe("127.0.0.1");
+    const tls = await s.anon.get("/api/health", { "x-forwarded-proto": "https", "x-sundeck-proxy": s.ctx.proxyToken });
+    expect(tls.headers.get("strict-transport-security")).toStartWith("max-age=");
+  });
+});

@@ -1,0 +1,52 @@
+/**
+ * The seams of the reverse proxy: the request handler (routing, forwarding, limits, stats) on one side, the
+ * listeners and certificates (plain, TLS with SNI, ACME challenges) on the other. Listeners call the handler; the
+ * certificate source tells listeners what to serve.
+ */
+import type { Server } from "bun";
+
+export type TlsMode = "auto" | "custom" | "local" | "off";
+
+/** What a listener knows about a connection and passes to the handler. */
+export interface ConnInfo {
+  /** The client address (already resolved through trusted proxies where that applies). */
+  clientIp: string;
+  /** The request arrived over TLS. */
+  secure: boolean;
+}
+
+/** The proxy's request path, independent of how connections arrive. */
+export interface ProxyHandler {
+  /** Answer one HTTP request (may upgrade it to a WebSocket through `server`). */
+  fetch(req: Request, server: Server<unknown>, info: ConnInfo): Response | Promise<Response | undefined> | undefined;
+  /** Bun websocket handlers for upgraded (proxied) sockets. */
+  websocket: import("bun").WebSocketHandler<any>;
+}
+
+/** A certificate for one host name (`*.example.com` allowed), PEM key and full chain. */
+export interface SniEntry {
+  serverName: string;
+  key: string;
+  cert: string;
+}
+
+/** A pending TLS-ALPN-01 challenge: the special certificate to present for `host` on ALPN `acme-tls/1`. */
+export interface AlpnChallenge {
+  host: string;
+  key: string;
+  cert: string;
+}
+
+/** Everything the listeners need from certificate management. */
+export interface CertSource {
+  /** Certificates to serve, one per host (the newest valid one). */
+  sni(): SniEntry[];
+  /** Served to clients that send no SNI or an unknown host. */
+  fallback(): SniEntry;
+  /** Called after sni()/fallback()/alpnChallenges() change; returns the unsubscribe function. */
+  onChange(fn: () => void): () => void;
+  /** ACME HTTP-01: the key authorization for a token, or null. */
+  http01(token: string): string | null;
+  /** TLS-ALPN-01 challenges in flight. */
+  alpnChallenges(): AlpnChallenge[];
+}
