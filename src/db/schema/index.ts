@@ -2,4 +2,5 @@
 export * from "./activity";
 export * from "./apps";
 export * from "./auth";
+export * from "./metrics";
 export * from "./settings";

@@ -1,0 +1,122 @@
+/**
+ * Request statistics storage: the proxy's 10-second batches are merged into every metrics tier (raw, 1m, 5m, 1h by
+ * default) off the request path, kept per the tier's retention, and read back for a range from the tier that gives
+ * a sensible number of points (the last hour from raw, a day from 1m, a week from 5m, beyond from 1h).
+ */
+import type { Db } from "../../db";
+import { parseDuration } from "../../lib/duration";
+import type { Clock } from "../../lib/time";
+import type { Log } from "../../log/logger";
+import { mergeBatches, type StatsBatch, summarize } from "../../proxy/stats";
+
+export interface Tier {
+  name: string;
+  resolutionMs: number;
+  retentionMs: number;
+}
+
+/** Most points a range is answered with; past it the next coarser tier is used. */
+const MAX_POINTS = 2100;
+
+/** The configured tiers, finest first. */
+export function parseTiers(tiers: ReadonlyArray<{ name: string; resolution: string; retention: string }>): Tier[] {
+  return tiers
+    .map((t) => ({ name: t.name, resolutionMs: parseDuration(t.resolution)!, retentionMs: parseDuration(t.retention)! }))
+    .sort((a, b) => a.resolutionMs - b.resolutionMs);
+}
+
+/** The tier for a range: the finest one that keeps the range and answers it in at most MAX_POINTS buckets. */
+export function tierFor(tiers: Tier[], rangeMs: number): Tier {
+  return tiers.find((t) => t.retentionMs >= rangeMs && rangeMs / t.resolutionMs <= MAX_POINTS) ?? tiers[tiers.length - 1];
+}
+
+export interface RequestStatsStoreDeps {
+  db: Db;
+  clock: Clock;
+  log: Log;
+  tiers: Tier[];
+}
+
+/** Build the store. */
+export function createRequestStatsStore({ db, clock, log, tiers }: RequestStatsStoreDeps) {
+  const read = db.sqlite.prepare("SELECT data FROM request_stats WHERE app_slug = ? AND tier = ? AND bucket = ?");
+  const write = db.sqlite.prepare(
+    "INSERT INTO request_stats (app_slug, tier, bucket, data) VALUES (?, ?, ?, ?) ON CONFLICT (app_slug, tier, bucket) DO UPDATE SET data = excluded.data",
+  );
+  const range = db.sqlite.prepare(
+    "SELECT data FROM request_stats WHERE app_slug = ? AND tier = ? AND bucket >= ? AND bucket < ? ORDER BY bucket",
+  );
+
+  return {
+    tiers,
+
+    /** Merge batches into every tier, in one transaction. */
+    store(batches: StatsBatch[]): void {
+      if (batches.length === 0) return;
+      db.tx(() => {
+        for (const b of batches) {
+          for (const t of tiers) {
+            const bucket = Math.floor(b.start / t.resolutionMs) * t.resolutionMs;
+            const row = read.get(b.app, t.name, bucket) as { data: string } | null;
+            const merged = mergeBatches(row ? [JSON.parse(row.data) as StatsBatch, b] : [b])!;
+            merged.start = bucket;
+            merged.durationMs = t.resolutionMs;
+            write.run(b.app, t.name, bucket, JSON.stringify(merged));
+          }
+        }
+      });
+    },
+
+    /** Drop buckets older than each tier's retention. */
+    prune(): number {
+      let n = 0;
+      const now = clock.now();
+      for (const t of tiers) {
+        n += db.sqlite.run("DELETE FROM request_stats WHERE tier = ? AND bucket < ?", [t.name, now - t.retentionMs]).changes;
+      }
+      if (n) log.debug("pruned request stats", { buckets: n });
+      return n;
+    },
+
+    /** The request-stats answer for an app over the last `rangeMs`. */
+    query(app: string, rangeMs: number) {
+      const tier = tierFor(tiers, rangeMs);
+      const to = clock.now();
+      const from = Math.floor((to - rangeMs) / tier.resolutionMs) * tier.resolutionMs;
+      const batches = (range.all(app, tier.name, from, to + tier.resolutionMs) as Array<{ data: string }>).map(
+        (r) => JSON.parse(r.data) as StatsBatch,
+      );
+      const s = summarize(batches, rangeMs);
+      return {
+        tier: tier.name,
+        from: new Date(from).toISOString(),
+        to: new Date(to).toISOString(),
+        requests: s.requests,
+        rps: Math.round(s.rps * 1000) / 1000,
+        p50_ms: round(s.p50),
+        p95_ms: round(s.p95),
+        p99_ms: round(s.p99),
+        bytes: s.bytes,
+        status_codes: s.statuses,
+        status_classes: s.classes,
+        top_paths: s.topPaths,
+        series: batches.map((b) => {
+          const one = summarize([b], b.durationMs, 0);
+          return {
+            t: new Date(b.start).toISOString(),
+            requests: b.count,
+            rps: Math.round(one.rps * 1000) / 1000,
+            p50_ms: round(one.p50),
+            p95_ms: round(one.p95),
+            p99_ms: round(one.p99),
+            errors: b.classes["5xx"] ?? 0,
+          };
+        }),
+      };
+    },
+  };
+}
+
+const round = (ms: number) => Math.round(ms * 100) / 100;
+
+export type RequestStatsStore = ReturnType<typeof createRequestStatsStore>;
