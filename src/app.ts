@@ -20,7 +20,9 @@ import { appRoutes } from "./modules/apps/routes";
 import { appStreamRoutes } from "./modules/apps/streams";
 import { authPlugin } from "./modules/auth/macro";
 import { authRoutes } from "./modules/auth/routes";
+import { certRoutes } from "./modules/certs/routes";
 import { gitSyncRoutes } from "./modules/gitsync/routes";
+import { metricsRoutes } from "./modules/metrics/routes";
 import { registryRoutes } from "./modules/registries/routes";
 import { systemRoutes } from "./modules/system/routes";
 import { userRoutes } from "./modules/users/routes";
@@ -65,6 +67,8 @@ export function createApp(ctx: Ctx) {
     .use(appRoutes(ctx))
     .use(appStreamRoutes(ctx))
     .use(registryRoutes(ctx))
+    .use(certRoutes(ctx))
+    .use(metricsRoutes(ctx))
     .use(gitSyncRoutes(ctx));
 
   let doc: unknown;

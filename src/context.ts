@@ -21,10 +21,13 @@ import { type Auth, createAuth } from "./modules/auth/service";
 import { createSessions } from "./modules/auth/sessions";
 import { DeployOutput } from "./modules/deploys/output";
 import { createDeployer, type Deployer, type DockerHandle } from "./modules/deploys/service";
+import { createRequestStatsStore, parseTiers } from "./modules/metrics/request-stats";
 import { createRegistries, type Registries } from "./modules/registries/service";
 import { createSettings, type Settings } from "./modules/system/settings";
 import { createUserRepo, type UserRepo } from "./modules/users/repo";
 import { createUsers, type Users } from "./modules/users/service";
+import type { Edge } from "./proxy/edge";
+import { RequestStats } from "./proxy/stats";
 import { createReconciler, type Reconciler } from "./reconciler";
 
 /** Everything a route, job or command needs. */
@@ -60,6 +63,8 @@ export interface Ctx {
   deployer: Deployer;
   status: StatusBoard;
   reconciler: Reconciler;
+  /** The reverse proxy's parts (certificates and listeners are filled at server start). */
+  edge: Edge;
 }
 
 export interface ContextOptions {
@@ -150,6 +155,23 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     everyMs: t.reconcileEveryMs,
     debounceMs: t.reconcileDebounceMs,
   });
+  const stats = new RequestStats({ clock });
+  const statsStore = createRequestStatsStore({ db, clock, log: logs.logger("stats"), tiers: parseTiers(config.metrics.tiers) });
+  const edge: Edge = {
+    stats,
+    statsStore,
+    certs: null,
+    listeners: null,
+    table: null,
+    flush: (all = false) => {
+      try {
+        // the store merges into existing buckets, so flushing an unfinished one early loses nothing
+        statsStore.store(stats.drain({ all }));
+      } catch (e) {
+        log.error("storing request stats failed", { error: (e as Error).message });
+      }
+    },
+  };
   return {
     config,
     configSource: opts.configSource ?? null,
@@ -178,5 +200,6 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     deployer,
     status,
     reconciler,
+    edge,
   };
 }

@@ -8,6 +8,7 @@ import { initDocker } from "./docker";
 import { MAX_BODY, MIB } from "./http/body";
 import { ensurePrivateDir } from "./lib/fs";
 import { startNightly } from "./modules/activity/retention";
+import { startEdge } from "./proxy/edge";
 import { COMMIT, VERSION } from "./version";
 
 /** On shutdown, running deploys get this long to finish before they are cancelled. */
@@ -45,6 +46,17 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
   const stopNightly = startNightly(ctx);
   await initDocker(ctx.docker, ctx.logs.logger("docker"));
   await ctx.status.start();
+  let stopEdge: () => Promise<void>;
+  try {
+    stopEdge = await startEdge(ctx, { managementPort: server.port! });
+  } catch (e) {
+    // the proxy cannot listen: stop cleanly so the process can report it and exit
+    ctx.status.stop();
+    stopNightly();
+    await app.stop(true);
+    ctx.db.close();
+    throw e;
+  }
   // the first pass may start deploys; it runs in the background so the API is up at once
   void ctx.reconciler.start().catch((e) => log.error("reconciler failed to start", { error: (e as Error).message }));
   log.info(`sundeck ${VERSION} (${COMMIT}) management api and dashboard on ${url}`, {
@@ -62,6 +74,7 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
         log.info("shutting down");
         stopNightly();
         ctx.reconciler.stop();
+        await stopEdge();
         await ctx.deployer.drain(DRAIN_GRACE_MS);
         ctx.status.stop();
         ctx.ws.shutdown();

@@ -45,7 +45,7 @@ export async function startSundeck(o: { settleMs: number }): Promise<Sundeck> {
     management_addr: "127.0.0.1",
     management_port: 0,
     master_secret: randomBytes(24).toString("hex"),
-    tls: { mode: "off", email: "" },
+    tls: { ...defaults().tls, mode: "off", email: "" },
     ratelimit: { requests: 1_000_000, window: "60s", burst: 1_000_000, by: "ip" },
   };
   validateConfig(config);

@@ -69,7 +69,16 @@ async function baseline(): Promise<Mem> {
 
 async function main() {
   const config = join(dir, "config.yaml");
-  const init = Bun.spawnSync([BINARY, "init", "--config", config, "--data-dir", join(dir, "data"), "--apps-dir", join(dir, "apps")]);
+  const init = Bun.spawnSync([
+    BINARY,
+    "init",
+    "--config",
+    config,
+    "--data-dir",
+    join(dir, "data"),
+    "--apps-dir",
+    join(dir, "apps"),
+  ]);
   if (init.exitCode !== 0) throw new Error(`init failed: ${init.stderr}`);
   const env = {
     PATH: process.env.PATH ?? "",
@@ -81,8 +90,22 @@ async function main() {
     SUNDECK_RATELIMIT_BURST: "1000000",
     ...(process.env.BUN_OPTIONS ? { BUN_OPTIONS: process.env.BUN_OPTIONS } : {}),
   };
-  Bun.spawnSync([BINARY, "users", "create", "--config", config, "--username", "bench", "--password", "bench-password", "--role", "admin"]);
-  const key = Bun.spawnSync([BINARY, "apikey", "create", "--config", config, "--username", "bench", "--name", "bench"]).stdout.toString().trim();
+  Bun.spawnSync([
+    BINARY,
+    "users",
+    "create",
+    "--config",
+    config,
+    "--username",
+    "bench",
+    "--password",
+    "bench-password",
+    "--role",
+    "admin",
+  ]);
+  const key = Bun.spawnSync([BINARY, "apikey", "create", "--config", config, "--username", "bench", "--name", "bench"])
+    .stdout.toString()
+    .trim();
   const server = Bun.spawn([BINARY, "serve", "--config", config], { env, stdout: "pipe", stderr: "inherit" });
   let out = "";
   void (async () => {
@@ -92,7 +115,10 @@ async function main() {
   try {
     const url = await waitFor(async () => /dashboard on (http:\/\/\S+)/.exec(out)?.[1], "the server");
     const api = (path: string, init: RequestInit = {}) =>
-      fetch(url + path, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...init.headers } });
+      fetch(url + path, {
+        ...init,
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...init.headers },
+      });
     await Bun.sleep(2000);
     const idle = await sample(server.pid, 3000);
 
@@ -100,7 +126,10 @@ async function main() {
       const compose = `services:\n  web:\n    image: sundeck-test/web:latest\n    stop_grace_period: 1s\n    labels:\n      sundeck.domain: ${slug}.bench.test\n      sundeck.port: "8080"\n`;
       const r = await api("/api/apps/deploy", { method: "POST", body: JSON.stringify({ slug, compose }) });
       if (r.status !== 202) throw new Error(`deploy of ${slug}: ${r.status} ${await r.text()}`);
-      await waitFor(async () => (await (await api(`/api/apps/${slug}`)).json())?.last_deploy?.status === "succeeded", `${slug} to deploy`);
+      await waitFor(
+        async () => (await (await api(`/api/apps/${slug}`)).json())?.last_deploy?.status === "succeeded",
+        `${slug} to deploy`,
+      );
     }
     // some traffic on the API, as a dashboard would make
     for (let i = 0; i < 200; i++) await api("/api/apps");
@@ -115,7 +144,9 @@ async function main() {
     console.log(row("compiled Bun.serve (runtime floor)", base));
     console.log(row("sundeck serve, no apps", idle));
     console.log(row(`sundeck serve, ${APPS} apps`, loaded));
-    console.log(`\nper app: ${((loaded.anon - idle.anon) / APPS).toFixed(2)} MiB anonymous; sundeck's heap above the runtime floor: ${(loaded.anon - base.anon).toFixed(1)} MiB`);
+    console.log(
+      `\nper app: ${((loaded.anon - idle.anon) / APPS).toFixed(2)} MiB anonymous; sundeck's heap above the runtime floor: ${(loaded.anon - base.anon).toFixed(1)} MiB`,
+    );
     console.log(`target (< 50 MiB RSS with ${APPS} apps): ${loaded.rss < 50 ? "PASS" : "FAIL"} (${loaded.rss.toFixed(1)} MiB)`);
   } finally {
     // stop the server first: its reconciler would otherwise bring the removed containers back
@@ -125,11 +156,22 @@ async function main() {
     for (const slug of slugs) {
       const label = `label=com.docker.compose.project=sundeck-${slug}`;
       for (const [list, rm] of [
-        [["ps", "-aq"], ["rm", "-f"]],
-        [["network", "ls", "-q"], ["network", "rm"]],
-        [["volume", "ls", "-q"], ["volume", "rm", "-f"]],
+        [
+          ["ps", "-aq"],
+          ["rm", "-f"],
+        ],
+        [
+          ["network", "ls", "-q"],
+          ["network", "rm"],
+        ],
+        [
+          ["volume", "ls", "-q"],
+          ["volume", "rm", "-f"],
+        ],
       ]) {
-        const ids = Bun.spawnSync(["docker", ...list, "--filter", label]).stdout.toString().trim();
+        const ids = Bun.spawnSync(["docker", ...list, "--filter", label])
+          .stdout.toString()
+          .trim();
         if (ids) Bun.spawnSync(["docker", ...rm, ...ids.split("\n")], { stdout: "ignore", stderr: "ignore" });
       }
     }

@@ -75,6 +75,11 @@ export const ConfigSchema = T.Object(
       {
         mode: hint(T.Union(TLS_MODES.map((m) => T.Literal(m))), `must be one of ${TLS_MODES.join(", ")}`),
         email: hint(T.String({ pattern: "^$|^[^\\s@]+@[^\\s@]+$" }), "must be an email address"),
+        acme_directory: hint(
+          T.String({ pattern: "^$|^https://\\S+$" }),
+          "must be an https:// ACME directory URL, or empty for Let's Encrypt",
+        ),
+        acme_ca_file: T.String(),
       },
       { additionalProperties: false },
     ),
@@ -111,7 +116,7 @@ export function defaults(): Config {
     management_addr: "127.0.0.1",
     domain: "",
     public_host: "",
-    tls: { mode: "auto", email: "" },
+    tls: { mode: "auto", email: "", acme_directory: "", acme_ca_file: "" },
     master_secret: "",
     audit_retention_days: 365,
     metrics: {

@@ -13,6 +13,11 @@ export interface ConnInfo {
   clientIp: string;
   /** The request arrived over TLS. */
   secure: boolean;
+  /**
+   * The peer is a trusted proxy: its X-Forwarded-For chain (kept as far as `clientIp`), X-Forwarded-Proto/Host,
+   * Forwarded and X-Real-IP are passed on instead of replaced. Absent or false: they are replaced.
+   */
+  trustForwarded?: boolean;
 }
 
 /** The proxy's request path, independent of how connections arrive. */

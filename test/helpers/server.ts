@@ -27,7 +27,7 @@ export function testConfig(over: DeepPartial<Config> = {}): Config {
     listen_addr: "127.0.0.1:0",
     management_port: 0,
     master_secret: "test-master-secret-0123456789abcdef",
-    tls: { mode: "off", email: "" },
+    tls: { ...base.tls, mode: "off", email: "" },
     ratelimit: { requests: 100_000, window: "60s", burst: 100_000, by: "ip" },
   };
   for (const [k, v] of Object.entries(over)) {

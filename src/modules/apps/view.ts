@@ -1,6 +1,6 @@
 /** The wire form of an app: desired state, live containers, services and endpoints of the version it runs. */
 import { parseEnvFile } from "../../compose/envfile";
-import type { ComposeProject, Endpoint } from "../../compose/model";
+import type { AppLabels, ComposeProject, Endpoint } from "../../compose/model";
 import { scalability } from "../../compose/scaling";
 import type { Secrets } from "../../lib/crypto";
 import type { Prepared } from "../deploys/prepare";
@@ -19,7 +19,7 @@ export interface ViewDeps {
 
 /** Builds app views, caching the parse of each version. */
 export function createAppViews(d: ViewDeps) {
-  const cache = new Map<string, { project: ComposeProject; endpoints: Endpoint[] } | null>();
+  const cache = new Map<string, { project: ComposeProject; endpoints: Endpoint[]; labels: AppLabels } | null>();
 
   const parsed = (app: AppRow) => {
     const v = app.currentVersionId
@@ -30,11 +30,11 @@ export function createAppViews(d: ViewDeps) {
     const key = v ? `v${v.id}` : `f${app.slug}:${d.files.read(app.slug)?.hash ?? ""}`;
     if (!cache.has(key)) {
       const src = v ? { compose: v.compose, env: d.secrets.open(v.envSealed) } : d.files.read(app.slug);
-      let value: { project: ComposeProject; endpoints: Endpoint[] } | null = null;
+      let value: { project: ComposeProject; endpoints: Endpoint[]; labels: AppLabels } | null = null;
       try {
         if (src) {
           const p = d.prepare(app.slug, src.compose, src.env);
-          value = { project: p.project, endpoints: p.labels.endpoints };
+          value = { project: p.project, endpoints: p.labels.endpoints, labels: p.labels };
         }
       } catch {
         value = null;
@@ -46,6 +46,12 @@ export function createAppViews(d: ViewDeps) {
   };
 
   return {
+    /** The routing settings of the version an app runs (what the proxy serves), or null when none parses. */
+    routing(app: AppRow): { endpoints: Endpoint[]; labels: AppLabels } | null {
+      const p = parsed(app);
+      return p ? { endpoints: p.endpoints, labels: p.labels } : null;
+    },
+
     /** The full view of one app. */
     view(app: AppRow) {
       const containers = d.status.containers(app.slug);

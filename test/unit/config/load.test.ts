@@ -54,7 +54,7 @@ describe("loadConfig from a file", () => {
     expect(config.listen_addr).toBe(":443");
     expect(config.management_port).toBe(8443);
     expect(config.management_addr).toBe("127.0.0.1");
-    expect(config.tls).toEqual({ mode: "auto", email: "ops@example.com" });
+    expect(config.tls).toEqual({ mode: "auto", email: "ops@example.com", acme_directory: "", acme_ca_file: "" });
     expect(config.audit_retention_days).toBe(365);
     expect(config.ratelimit).toEqual({ requests: 200, window: "60s", burst: 50, by: "ip" });
     expect(config.metrics.tiers.map((t) => t.name)).toEqual(["raw", "1m", "5m", "1h"]);

@@ -200,7 +200,7 @@ describe("validateConfig", () => {
   it("does not require tls.email for the other modes", () => {
     for (const mode of ["custom", "off", "local"] as const) {
       const c = valid();
-      c.tls = { mode, email: "" };
+      c.tls = { ...c.tls, mode, email: "" };
       expect(() => validateConfig(c)).not.toThrow();
     }
   });
@@ -406,5 +406,20 @@ describe("validateConfig", () => {
     expectRejected((c) => {
       c.git_sync.poll_interval = "60";
     }, "git_sync.poll_interval");
+  });
+});
+
+describe("ACME settings", () => {
+  it("default to Let's Encrypt and accept an https directory and a CA file", () => {
+    const d = defaults();
+    expect(d.tls.acme_directory).toBe("");
+    expect(d.tls.acme_ca_file).toBe("");
+    const c = defaults();
+    c.master_secret = "0123456789abcdef0123";
+    c.tls.email = "ops@example.com";
+    c.tls.acme_directory = "https://127.0.0.1:14000/dir";
+    expect(() => validateConfig(c)).not.toThrow();
+    c.tls.acme_directory = "http://insecure.example/dir";
+    expect(() => validateConfig(c)).toThrow("config: tls.acme_directory: must be an https:// ACME directory URL");
   });
 });

@@ -1,0 +1,204 @@
+/**
+ * The proxy's request path: route lookup, allowlist, rate limit, then forwarding (HTTP or WebSocket), with every app
+ * request counted in the stats sink. Nothing here touches SQLite or spawns a process; the route table is read
+ * through a function so a rebuilt one takes effect on the next request.
+ */
+import type { Server } from "bun";
+import { normalizeIp } from "../lib/net";
+import type { Clock } from "../lib/time";
+import { systemClock } from "../lib/time";
+import type { Log } from "../log/logger";
+import { forward, WaitingAttempts } from "./forward";
+import { HSTS_VALUE, upstreamHeaders } from "./headers";
+import { errorPage } from "./pages";
+import { AppLimiters, rateKey } from "./ratelimit";
+import type { Route, RouteTable } from "./route-table";
+import type { StatsSink } from "./stats";
+import type { ConnInfo, ProxyHandler } from "./types";
+import { nextUpstream, otherUpstream } from "./upstreams";
+import { createWsProxy } from "./websocket";
+
+export interface ProxyTimeouts {
+  /** Most ms to wait for an upstream's response headers (60 s); then 504. */
+  headersMs?: number;
+  /** Most ms to wait for an upstream WebSocket handshake (10 s). */
+  wsConnectMs?: number;
+}
+
+export interface ProxyHandlerOptions {
+  /** The current route table (swapped whole by the reconciler). */
+  table: () => RouteTable;
+  stats: StatsSink;
+  log: Log;
+  /** Per-process secret sent as X-Sundeck-Proxy to the management server only. */
+  proxyToken: string;
+  clock?: Clock;
+  timeouts?: ProxyTimeouts;
+  /** Most rate-limit keys held per app (20 000). */
+  rateLimitKeys?: number;
+}
+
+/** Seconds a client is told to wait when an app has no replica to serve it. */
+const RETRY_UNAVAILABLE = "5";
+
+/** Where the host and path of a request URL are (`http://host:port/path?q`, or a bare `/path` without a Host). */
+export function splitUrl(url: string): { authority: string; path: string; target: string } {
+  const sep = url.indexOf("://");
+  let authority = "";
+  let pathStart = 0;
+  if (sep >= 0) {
+    const a = sep + 3;
+    const p = url.indexOf("/", a);
+    const q = url.indexOf("?", a);
+    pathStart = p < 0 || (q >= 0 && q < p) ? (q < 0 ? url.length : q) : p;
+    authority = url.slice(a, pathStart);
+  }
+  const q = url.indexOf("?", pathStart);
+  const path = url.slice(pathStart, q < 0 ? url.length : q) || "/";
+  const rest = url.slice(pathStart);
+  return { authority, path, target: rest.startsWith("/") ? rest : `/${rest}` };
+}
+
+/** A request that passed the checks and goes to `upstream`. */
+interface Pending {
+  req: Request;
+  route: Route;
+  upstream: string;
+  /** Path and query sent upstream. */
+  target: string;
+  /** Authority sent on as Host. */
+  host: string;
+  info: ConnInfo;
+  /** Authority of the request URL (what the route was looked up by). */
+  authority: string;
+  /** Path without the query. */
+  path: string;
+  /** performance.now() at arrival. */
+  t0: number;
+}
+
+function isWebSocketUpgrade(req: Request): boolean {
+  const u = req.headers.get("upgrade");
+  return u !== null && u.toLowerCase() === "websocket" && req.method === "GET";
+}
+
+/** The proxy handler, plus a hook for the code that swaps route tables. */
+export interface ProxyRequestHandler extends ProxyHandler {
+  /**
+   * Call after swapping in a new table: requests waiting on replicas it dropped move to others at once (otherwise
+   * this happens on the next request).
+   */
+  tableChanged(): void;
+}
+
+/** Build the proxy's request handler. */
+export function createProxyHandler(o: ProxyHandlerOptions): ProxyRequestHandler {
+  const clock = o.clock ?? systemClock;
+  const headersMs = o.timeouts?.headersMs ?? 60_000;
+  const limiters = new AppLimiters(clock, o.rateLimitKeys);
+  const ws = createWsProxy({ log: o.log, connectMs: o.timeouts?.wsConnectMs ?? 10_000 });
+  const waiting = new WaitingAttempts();
+  let seen: RouteTable | null = null;
+
+  /** Take in a new table: forget rate limiters of apps it dropped, give up on attempts to replicas it dropped. */
+  function tableChanged(table: RouteTable): void {
+    if (table === seen) return;
+    seen = table;
+    limiters.retain(table.apps);
+    const live = new Set<string>();
+    for (const r of table.routes) for (const u of r.upstreams) live.add(u);
+    const n = waiting.abandon(live);
+    if (n > 0) o.log.debug("retrying requests waiting on replicas that left", { requests: n });
+  }
+
+  function reroute(authority: string, path: string, failed: string): string | null {
+    const r = o.table().lookup(authority, path);
+    if (r === null) return null;
+    const u = nextUpstream(r);
+    return u !== failed ? u : otherUpstream(r, failed);
+  }
+
+  const forwardOptions = { headersMs, proxyToken: o.proxyToken, log: o.log, waiting, reroute };
+
+  /** An error page for an app request, counted in its stats. */
+  const refuse = (
+    route: Route,
+    info: ConnInfo,
+    path: string,
+    t0: number,
+    status: number,
+    message: string,
+    retryAfter?: string,
+  ) => {
+    const headers: Record<string, string> = {};
+    if (retryAfter !== undefined) headers["retry-after"] = retryAfter;
+    if (info.secure && route.tls !== "off") headers["strict-transport-security"] = HSTS_VALUE;
+    if (route.app !== null) o.stats.record(route.app, { status, ms: performance.now() - t0, path });
+    return errorPage(status, message, headers);
+  };
+
+  async function proxied(c: Pending): Promise<Response> {
+    const { req, route, info } = c;
+    const f = { route, upstream: c.upstream, target: c.target, host: c.host, info, authority: c.authority, path: c.path };
+    const res = await forward(req, f, forwardOptions);
+    if (route.app !== null) {
+      const len = req.method === "HEAD" ? null : res.headers.get("content-length");
+      const bytes = len === null ? undefined : Number(len);
+      o.stats.record(route.app, { status: res.status, ms: performance.now() - c.t0, path: c.path, bytes });
+    }
+    return res;
+  }
+
+  async function upgrade(c: Pending, server: Server<unknown>): Promise<Response | undefined> {
+    const { req, route, info } = c;
+    const headers = upstreamHeaders(req.headers, {
+      clientIp: info.clientIp,
+      secure: info.secure,
+      host: c.host,
+      trustForwarded: info.trustForwarded === true,
+      proxyToken: route.app === null ? o.proxyToken : null,
+      bodyless: true,
+      websocket: true,
+    });
+    const res = await ws.dial(req, server, `ws://${c.upstream}${c.target}`, headers);
+    if (route.app !== null) o.stats.record(route.app, { status: res?.status ?? 101, ms: performance.now() - c.t0, path: c.path });
+    return res;
+  }
+
+  return {
+    fetch(req, server, conn) {
+      const t0 = performance.now();
+      // IPv4 clients of a dual-stack listener arrive as ::ffff:a.b.c.d; allowlists, limits and headers want a.b.c.d
+      const info = conn.clientIp.startsWith("::ffff:") ? { ...conn, clientIp: normalizeIp(conn.clientIp) } : conn;
+      const { authority, path, target } = splitUrl(req.url);
+      const table = o.table();
+      if (table !== seen) tableChanged(table);
+      const route = table.lookup(authority, path);
+      if (route === null) return errorPage(404, "No app is served at this address.");
+      if (route.app !== null) {
+        if (route.allow !== null && !route.allow.has(info.clientIp)) {
+          return refuse(route, info, path, t0, 403, "Your address is not allowed to reach this app.");
+        }
+        const rl = route.ratelimit;
+        if (rl !== null) {
+          const d = limiters.take(route.app, rl, rateKey(rl, req.headers, info.clientIp, path));
+          if (!d.ok) {
+            const wait = String(d.retryAfter);
+            return refuse(route, info, path, t0, 429, "Too many requests. Please slow down and retry shortly.", wait);
+          }
+        }
+      }
+      const upstream = nextUpstream(route);
+      if (upstream === null) {
+        const message = route.stopped
+          ? "This app is stopped."
+          : "This app has no running instance right now. Please retry shortly.";
+        return refuse(route, info, path, t0, 503, message, RETRY_UNAVAILABLE);
+      }
+      const c: Pending = { req, route, upstream, target, host: req.headers.get("host") ?? authority, info, authority, path, t0 };
+      return isWebSocketUpgrade(req) ? upgrade(c, server) : proxied(c);
+    },
+    websocket: ws.handlers,
+    tableChanged: () => tableChanged(o.table()),
+  };
+}
