@@ -77,7 +77,7 @@ export async function startEdge(ctx: Ctx, o: { managementPort: number }): Promis
     for (const a of ctx.appRepo.list()) {
       if (a.removedAt) continue;
       const r = ctx.appViews.routing(a);
-      if (r && r.endpoints.length) apps.push({ slug: a.slug, endpoints: r.endpoints, labels: r.labels, stopped: a.stopped });
+      if (r?.endpoints.length) apps.push({ slug: a.slug, endpoints: r.endpoints, labels: r.labels, stopped: a.stopped });
     }
     const next = buildRouteTable({
       apps,
