@@ -12,11 +12,14 @@ import type {
   AppVersion,
   AppVersionDetail,
   AppView,
+  CertInfo,
   CreatedApiKey,
   DeployRecord,
   Me,
+  RequestStats,
   Role,
   SystemInfo,
+  UploadedCert,
   User,
 } from "./types";
 
@@ -179,5 +182,13 @@ export const api = {
       request<Record<string, string>>("PUT", `/api/apps/${enc(slug)}/env`, env),
     activity: (slug: string, f: ActivityFilter, signal?: AbortSignal) =>
       request<ActivityPage>("GET", `/api/apps/${enc(slug)}/activity${activityQuery(f)}`, undefined, { signal }),
+    /** Certificate state of every host of the app. */
+    certs: (slug: string) => request<CertInfo[]>("GET", `/api/apps/${enc(slug)}/certs`),
+    /** Upload a custom certificate (PEM chain, leaf first) and its key; 400 says why it was refused. */
+    putCert: (slug: string, domain: string, cert: string, key: string) =>
+      request<UploadedCert>("PUT", `/api/apps/${enc(slug)}/certs/${enc(domain)}`, { cert, key }),
+    removeCert: (slug: string, domain: string) => request<void>("DELETE", `/api/apps/${enc(slug)}/certs/${enc(domain)}`),
+    requestStats: (slug: string, range: string) =>
+      request<RequestStats>("GET", `/api/apps/${enc(slug)}/request-stats?range=${enc(range)}`),
   },
 };

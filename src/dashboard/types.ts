@@ -26,7 +26,7 @@ export interface Me {
 export interface SystemInfo {
   version: string;
   commit: string;
-  tls_mode: string;
+  tls_mode: TlsMode;
   domain: string | null;
 }
 
@@ -106,13 +106,70 @@ export interface AppService {
   containers: AppContainer[];
 }
 
-/** A routed endpoint (from the sundeck.* labels). */
+/** TLS modes of the server and of endpoints. */
+export type TlsMode = "auto" | "custom" | "local" | "off";
+
+/** A routed endpoint (from the sundeck.* labels); `tls` null means the server's mode. */
 export interface AppEndpoint {
   service: string;
   hosts: string[];
   port: number;
   path: string;
-  tls: string | null;
+  tls: TlsMode | null;
+}
+
+/** An entry of GET /api/apps/{slug}/certs: one per host of the app. */
+export interface CertInfo {
+  domain: string;
+  mode: TlsMode | null;
+  status: "issued" | "pending" | "failed" | "none";
+  source: "acme" | "custom" | "local" | "fallback" | null;
+  not_after: string | null;
+  issuer: string | null;
+  error: string | null;
+  next_attempt_at: string | null;
+}
+
+/** 200 of PUT /api/apps/{slug}/certs/{domain}: what was stored. */
+export interface UploadedCert {
+  domain: string;
+  not_before: string;
+  not_after: string;
+  issuer: string;
+  subject: string;
+  sans: string[];
+  fingerprint: string;
+}
+
+/** One bucket of GET /api/apps/{slug}/request-stats (buckets without requests are left out). */
+export interface StatsPoint {
+  t: string;
+  requests: number;
+  rps: number;
+  p50_ms: number;
+  p95_ms: number;
+  p99_ms: number;
+  /** 5xx answers in the bucket. */
+  errors: number;
+}
+
+/** GET /api/apps/{slug}/request-stats?range= */
+export interface RequestStats {
+  range: string;
+  /** The metrics tier answering (its name, e.g. "raw", "1m"). */
+  tier: string;
+  from: string;
+  to: string;
+  requests: number;
+  rps: number;
+  p50_ms: number;
+  p95_ms: number;
+  p99_ms: number;
+  bytes: number;
+  status_codes: Record<string, number>;
+  status_classes: Record<string, number>;
+  top_paths: Array<{ path: string; count: number }>;
+  series: StatsPoint[];
 }
 
 /** A deploy or lifecycle action: GET /api/apps/{slug}/deploys[/{id}] */

@@ -44,6 +44,44 @@ export function TextField({ label, value, onValue, hint, class: cls, ...rest }: 
   );
 }
 
+interface TextAreaProps {
+  label: string;
+  value: string;
+  onValue(v: string): void;
+  hint?: ComponentChildren;
+  class?: string;
+  rows?: number;
+  required?: boolean;
+  placeholder?: string;
+  disabled?: boolean;
+}
+
+/** A multi-line text field (monospace when `class` includes "mono"); no spell check, no autocomplete. */
+export function TextAreaField({ label, value, onValue, hint, class: cls, ...rest }: TextAreaProps) {
+  const id = useId();
+  const hintId = `${id}-hint`;
+  return (
+    <div class={`field ${cls ?? ""}`}>
+      <label for={id}>{label}</label>
+      <textarea
+        id={id}
+        value={value}
+        onInput={(e) => onValue(e.currentTarget.value)}
+        aria-describedby={hint ? hintId : undefined}
+        spellcheck={false}
+        autoComplete="off"
+        autoCapitalize="off"
+        {...rest}
+      />
+      {hint && (
+        <p class="hint" id={hintId}>
+          {hint}
+        </p>
+      )}
+    </div>
+  );
+}
+
 interface SelectProps {
   label: string;
   value: string;

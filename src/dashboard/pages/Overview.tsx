@@ -3,9 +3,11 @@ import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ActivityItem } from "../components/ActivityItem";
 import { ErrorText } from "../components/Field";
+import { TrustLink } from "../components/TrustLink";
 import { useResource } from "../hooks";
 import { Link } from "../router";
 import { useSession } from "../session";
+import { useSystemInfo } from "../sysinfo";
 import { ROLE_LABELS } from "../types";
 
 const REFRESH_MS = 15_000;
@@ -38,7 +40,7 @@ function RecentActivity() {
 }
 
 function ServerInfo() {
-  const info = useResource(() => api.systemInfo());
+  const info = useSystemInfo();
   return (
     <section class="card" aria-labelledby="server-title">
       <h2 id="server-title">Server</h2>
@@ -52,7 +54,15 @@ function ServerInfo() {
             <code>{info.data.commit}</code>
           </dd>
           <dt>TLS mode</dt>
-          <dd>{info.data.tls_mode}</dd>
+          <dd>
+            {info.data.tls_mode}
+            {info.data.tls_mode === "local" && (
+              <>
+                {" · "}
+                <TrustLink>Trust the local CA</TrustLink>
+              </>
+            )}
+          </dd>
           <dt>Domain</dt>
           <dd>{info.data.domain ?? <span class="muted">none</span>}</dd>
         </dl>

@@ -1,10 +1,40 @@
-/** Server settings (super-admin): audit retention, public host, and purging the activity log. */
+/** Server settings (super-admin): TLS mode (read only, from the config), audit retention, public host, purging the activity log. */
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { ErrorText, TextField } from "../components/Field";
+import { TrustNote } from "../components/TrustLink";
 import { useAction, useResource } from "../hooks";
+import { useSystemInfo } from "../sysinfo";
 import { toast } from "../toast";
+import { modeText } from "./apps/endpoints";
+
+function Tls() {
+  const info = useSystemInfo();
+  const d = info.data;
+  return (
+    <section class="card" aria-labelledby="tls-title">
+      <h2 id="tls-title">TLS</h2>
+      <ErrorText error={info.error} />
+      {d && (
+        <>
+          <dl class="facts">
+            <dt>TLS mode</dt>
+            <dd>
+              <strong>{d.tls_mode}</strong> <span class="muted">· {modeText(d.tls_mode)}</span>
+            </dd>
+            <dt>Dashboard domain</dt>
+            <dd>{d.domain ?? <span class="muted">none</span>}</dd>
+          </dl>
+          <p class="hint">
+            Set in the configuration (<code>tls.mode</code>); an endpoint's <code>sundeck.tls</code> label overrides it.
+          </p>
+          {d.tls_mode === "local" && <TrustNote />}
+        </>
+      )}
+    </section>
+  );
+}
 
 function Retention() {
   const cfg = useResource(() => api.settings.auditConfig());
@@ -117,6 +147,7 @@ export function Settings() {
         <h1>Settings</h1>
         <p class="muted">Server-wide settings. Changes are recorded in the activity log.</p>
       </div>
+      <Tls />
       <Retention />
       <PublicHost />
       <Purge />

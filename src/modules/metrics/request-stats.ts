@@ -89,6 +89,8 @@ export function createRequestStatsStore({ db, clock, log, tiers }: RequestStatsS
       const s = summarize(batches, rangeMs);
       return {
         tier: tier.name,
+        /** Width of each `series` bucket; buckets without requests are left out. */
+        step_ms: tier.resolutionMs,
         from: new Date(from).toISOString(),
         to: new Date(to).toISOString(),
         requests: s.requests,

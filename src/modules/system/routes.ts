@@ -24,7 +24,19 @@ export function systemRoutes(ctx: Ctx) {
     )
     .get(
       "/system/info",
-      () => ({ version: VERSION, commit: COMMIT, tls_mode: ctx.config.tls.mode, domain: ctx.config.domain || null }),
+      () => {
+        const ports = ctx.edge.listeners?.ports();
+        return {
+          version: VERSION,
+          commit: COMMIT,
+          tls_mode: ctx.config.tls.mode,
+          domain: ctx.config.domain || null,
+          // where the proxy answers: HTTPS (or HTTP in off mode), and the plain listener, null when disabled
+          proxy_port: ports?.main ?? null,
+          http_port: ports?.plain ?? null,
+          docker: ctx.docker.problem === null ? "ok" : ctx.docker.problem,
+        };
+      },
       { auth: { role: "any" }, detail: { tags: ["system"], summary: "Server version and mode" } },
     )
     .get("/system/public-host", () => ({ public_host: ctx.settings.publicHost() }), {

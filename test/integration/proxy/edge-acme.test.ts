@@ -52,10 +52,13 @@ afterAll(async () => {
 describe("ACME from the configuration", () => {
   it("issues a pebble certificate for the app's domain and serves the app over it", async () => {
     const root = await pebble.root();
-    const served = await until(async () => {
-      const seen = await sClient(tlsPort, "blog.test");
-      return opensslVerify(seen, root, "blog.test").ok ? seen : null;
-    }, { timeout: 30_000, what: "a pebble certificate for blog.test" });
+    const served = await until(
+      async () => {
+        const seen = await sClient(tlsPort, "blog.test");
+        return opensslVerify(seen, root, "blog.test").ok ? seen : null;
+      },
+      { timeout: 30_000, what: "a pebble certificate for blog.test" },
+    );
     expect(served.sans).toEqual(["blog.test"]);
     const certs = (await s.root.get(`/api/apps/${SLUG}/certs`)).json;
     expect(certs[0]).toMatchObject({ domain: "blog.test", mode: "auto", status: "issued", source: "acme" });
@@ -70,7 +73,9 @@ describe("ACME from the configuration", () => {
       what: "a pebble certificate for deck.test",
     });
     const chain = (await sClient(tlsPort, "deck.test")).chain;
-    const me = await fetchTls(tlsPort, "deck.test", "/api/me", [root, ...chain.slice(1)], { headers: { cookie: `session=${s.root.cookie}` } });
+    const me = await fetchTls(tlsPort, "deck.test", "/api/me", [root, ...chain.slice(1)], {
+      headers: { cookie: `session=${s.root.cookie}` },
+    });
     expect((await me.json()).username).toBe("root");
     const frames: string[] = [];
     const ws = new WebSocket(`wss://127.0.0.1:${tlsPort}/api/system/process-logs/stream`, {
@@ -78,7 +83,10 @@ describe("ACME from the configuration", () => {
       tls: { ca: [root, ...chain.slice(1)], serverName: "deck.test" },
     } as any);
     ws.onmessage = (e) => frames.push(JSON.parse(String(e.data)));
-    await until(() => frames.some((l) => l.includes("proxy listening")), { timeout: 10_000, what: "process log lines through the proxy" });
+    await until(() => frames.some((l) => l.includes("proxy listening")), {
+      timeout: 10_000,
+      what: "process log lines through the proxy",
+    });
     ws.close();
   });
 });

@@ -65,6 +65,10 @@ describe("proxy over plain HTTP", () => {
     expect(seen.size).toBe(3);
   });
 
+  it("reports the proxy's ports in the server info", async () => {
+    expect((await s.root.get("/api/system/info")).json).toMatchObject({ proxy_port: port, http_port: null, docker: "ok" });
+  });
+
   it("answers unknown hosts 404 and serves the management API on the domain", async () => {
     expect((await get("nobody.test")).status).toBe(404);
     const health = await get("deck.test", "/api/health");
@@ -86,6 +90,7 @@ describe("proxy over plain HTTP", () => {
       { timeout: 20_000, what: "the stats to be flushed" },
     );
     expect(r.tier).toBe("raw");
+    expect(r.step_ms).toBe(10_000);
     expect(r.requests).toBeGreaterThanOrEqual(5);
     expect(r.status_codes["404"]).toBeGreaterThanOrEqual(5);
     expect(r.p50_ms).toBeGreaterThan(0);

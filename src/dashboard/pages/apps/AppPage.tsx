@@ -1,6 +1,6 @@
 /**
  * One app: header with live status and the lifecycle actions, the output of the operation in flight, and sections as
- * tabs in the URL (`?tab=versions`): services, deploy, versions, compose, env, logs, activity.
+ * tabs in the URL (`?tab=versions`): services, endpoints, traffic, deploy, versions, compose, env, logs, activity.
  */
 import type { ComponentChildren } from "preact";
 import { useEffect } from "preact/hooks";
@@ -16,28 +16,17 @@ import { StatusBadge } from "./badges";
 import { ComposeTab } from "./ComposeTab";
 import { DeployConsole } from "./DeployConsole";
 import { DeployTab } from "./DeployTab";
+import { EndpointsTab } from "./EndpointsTab";
 import { EnvTab } from "./EnvTab";
 import { LogsTab } from "./LogsTab";
 import { ServicesTab } from "./ServicesTab";
+import { TrafficTab } from "./TrafficTab";
+import { TABS, type TabId, tabHref } from "./tabs";
 import { useDeployRun } from "./useDeployRun";
 import { VersionsTab } from "./VersionsTab";
 
 /** How often the app is refreshed while visible. */
 export const APP_POLL_MS = 2000;
-
-export const TABS = [
-  { id: "services", label: "Services" },
-  { id: "deploy", label: "Deploy" },
-  { id: "versions", label: "Versions" },
-  { id: "compose", label: "Compose" },
-  { id: "env", label: "Env" },
-  { id: "logs", label: "Logs" },
-  { id: "activity", label: "Activity" },
-] as const;
-
-export type TabId = (typeof TABS)[number]["id"];
-
-const tabHref = (slug: string, tab: TabId) => `/apps/${encodeURIComponent(slug)}${tab === "services" ? "" : `?tab=${tab}`}`;
 
 /** The page at /apps/:slug. */
 export function AppPage({ slug }: { slug: string }) {
@@ -79,6 +68,12 @@ export function AppPage({ slug }: { slug: string }) {
     switch (tab) {
       case "services":
         body = <ServicesTab app={a} run={run} canEdit={canEdit} busy={busy} />;
+        break;
+      case "endpoints":
+        body = <EndpointsTab app={a} canEdit={canEdit} />;
+        break;
+      case "traffic":
+        body = <TrafficTab app={a} />;
         break;
       case "deploy":
         body = <DeployTab app={a} run={run} />;

@@ -2,7 +2,9 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { api } from "../../api";
 import { humanize } from "../../format";
+import { Link } from "../../router";
 import type { AppService, AppView } from "../../types";
+import { tabHref } from "./tabs";
 import type { DeployRun } from "./useDeployRun";
 
 const MAX_REPLICAS = 100;
@@ -140,33 +142,11 @@ export function ServicesTab({ app, run, canEdit, busy }: { app: AppView; run: De
         <Service key={s.name} app={app} service={s} run={run} canEdit={canEdit} busy={busy} />
       ))}
       {app.endpoints.length > 0 && (
-        <section class="card" aria-labelledby="endpoints-title">
-          <h2 id="endpoints-title">Endpoints</h2>
-          <div class="table-wrap">
-            <table class="table stack">
-              <thead>
-                <tr>
-                  <th scope="col">Hosts</th>
-                  <th scope="col">Service</th>
-                  <th scope="col">Port</th>
-                  <th scope="col">Path</th>
-                  <th scope="col">TLS</th>
-                </tr>
-              </thead>
-              <tbody>
-                {app.endpoints.map((e) => (
-                  <tr key={`${e.service}:${e.port}:${e.path}:${e.hosts.join(",")}`}>
-                    <th scope="row">{e.hosts.join(", ")}</th>
-                    <td data-label="Service">{e.service}</td>
-                    <td data-label="Port">{e.port}</td>
-                    <td data-label="Path">{e.path}</td>
-                    <td data-label="TLS">{e.tls ?? "default"}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </section>
+        <p class="muted small">
+          Routed at {[...new Set(app.endpoints.flatMap((e) => e.hosts))].join(", ")}: hosts, TLS and certificates are in{" "}
+          <Link href={tabHref(app.slug, "endpoints")}>Endpoints</Link>, requests in{" "}
+          <Link href={tabHref(app.slug, "traffic")}>Traffic</Link>.
+        </p>
       )}
     </>
   );

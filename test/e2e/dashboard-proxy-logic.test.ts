@@ -1,0 +1,147 @@
+/** Pure parts of the dashboard's Endpoints and Traffic tabs: effective TLS, links, expiry, bucket filling, breakdowns. */
+import { describe, expect, test } from "bun:test";
+import { niceMax } from "../../src/dashboard/components/LineChart";
+import {
+  certProblem,
+  effectiveTls,
+  endpointUrl,
+  expiryLevel,
+  expiryText,
+  usesLocalCa,
+} from "../../src/dashboard/pages/apps/endpoints";
+import { bucketMs, errorRate, fillSeries, parseRange, statusBars } from "../../src/dashboard/pages/apps/traffic";
+import type { CertInfo, RequestStats } from "../../src/dashboard/types";
+
+const DAY = 86_400_000;
+const NOW = Date.parse("2026-05-01T12:00:00Z");
+const iso = (ms: number) => new Date(ms).toISOString();
+
+const cert = (over: Partial<CertInfo>): CertInfo => ({
+  domain: "a.test",
+  mode: "local",
+  status: "issued",
+  source: "local",
+  not_after: iso(NOW + 90 * DAY),
+  issuer: "CN=Sundeck Local CA",
+  error: null,
+  next_attempt_at: null,
+  ...over,
+});
+
+describe("endpoints", () => {
+  test("the effective TLS mode is the endpoint's, else the server's; off on the server wins", () => {
+    expect(effectiveTls({ tls: null }, "local")).toEqual({ mode: "local", inherited: true });
+    expect(effectiveTls({ tls: "custom" }, "local")).toEqual({ mode: "custom", inherited: false });
+    expect(effectiveTls({ tls: "off" }, "auto")).toEqual({ mode: "off", inherited: false });
+    expect(effectiveTls({ tls: "custom" }, "off").mode).toBe("off");
+  });
+
+  test("links use https unless TLS is off, keep the path, and skip wildcards", () => {
+    expect(endpointUrl("app.test", "/", "local")).toBe("https://app.test/");
+    expect(endpointUrl("app.test", "/api", "auto")).toBe("https://app.test/api");
+    expect(endpointUrl("app.test", "/", "off")).toBe("http://app.test/");
+    expect(endpointUrl("*.app.test", "/", "auto")).toBeNull();
+  });
+
+  test("expiry levels and words", () => {
+    expect(expiryLevel(iso(NOW + 90 * DAY), NOW)).toBe("ok");
+    expect(expiryLevel(iso(NOW + 13 * DAY), NOW)).toBe("warn");
+    expect(expiryLevel(iso(NOW - 1000), NOW)).toBe("expired");
+    expect(expiryText(iso(NOW + 90 * DAY - 5000), NOW)).toBe("90 days left");
+    expect(expiryText(iso(NOW + 1 * DAY + 5000), NOW)).toBe("1 day left");
+    expect(expiryText(iso(NOW + 3_600_000), NOW)).toBe("less than a day left");
+    expect(expiryText(iso(NOW - 3 * DAY), NOW)).toBe("expired 3 days ago");
+  });
+
+  test("failed and expired certificates are problems; a fallback's note is not", () => {
+    expect(certProblem(cert({ status: "failed", error: "rate limited" }), NOW)).toBe("rate limited");
+    expect(certProblem(cert({ not_after: iso(NOW - DAY), error: "the certificate expired on x" }), NOW)).toBe(
+      "the certificate expired on x",
+    );
+    expect(certProblem(cert({ status: "pending", source: "fallback", error: "no certificate uploaded" }), NOW)).toBeNull();
+  });
+
+  test("the trust link shows for local mode and for local-CA fallbacks", () => {
+    expect(usesLocalCa(["local"], [])).toBe(true);
+    expect(usesLocalCa(["custom"], [cert({ source: "fallback" })])).toBe(true);
+    expect(usesLocalCa(["auto"], [cert({ source: "acme" })])).toBe(false);
+  });
+});
+
+const stats = (over: Partial<RequestStats>): RequestStats => ({
+  range: "1h",
+  tier: "raw",
+  from: iso(NOW - 3_600_000),
+  to: iso(NOW),
+  requests: 0,
+  rps: 0,
+  p50_ms: 0,
+  p95_ms: 0,
+  p99_ms: 0,
+  bytes: 0,
+  status_codes: {},
+  status_classes: {},
+  top_paths: [],
+  series: [],
+  ...over,
+});
+
+const point = (t: number, requests: number) => ({
+  t: iso(t),
+  requests,
+  rps: requests / 10,
+  p50_ms: 1,
+  p95_ms: 2,
+  p99_ms: 3,
+  errors: 0,
+});
+
+describe("traffic", () => {
+  test("ranges default to 1h", () => {
+    expect(parseRange("7d")).toBe("7d");
+    expect(parseRange("2h")).toBe("1h");
+    expect(parseRange(null)).toBe("1h");
+  });
+
+  test("bucket width: from the tier's name, else the smallest gap, else 10 s", () => {
+    expect(bucketMs(stats({ tier: "5m" }))).toBe(300_000);
+    const from = NOW - 3_600_000;
+    expect(bucketMs(stats({ series: [point(from, 1), point(from + 30_000, 1), point(from + 50_000, 1)] }))).toBe(20_000);
+    expect(bucketMs(stats({ series: [point(from, 1)] }))).toBe(10_000);
+  });
+
+  test("fills empty buckets: zero requests per second, no latency", () => {
+    const from = NOW - 3_600_000;
+    const f = fillSeries(stats({ series: [point(from + 20_000, 5)] }));
+    expect(f.t.length).toBe(360);
+    expect(f.rps.slice(0, 4)).toEqual([0, 0, 0.5, 0]);
+    expect(f.p95.slice(0, 4)).toEqual([null, null, 2, null]);
+  });
+
+  test("error rate counts 5xx; the breakdown always lists 2xx to 5xx", () => {
+    const s = stats({ requests: 10, status_classes: { "2xx": 7, "4xx": 2, "5xx": 1 } });
+    expect(errorRate(s)).toBeCloseTo(0.1);
+    expect(statusBars(s)).toEqual([
+      { cls: "2xx", count: 7, share: 0.7 },
+      { cls: "3xx", count: 0, share: 0 },
+      { cls: "4xx", count: 2, share: 0.2 },
+      { cls: "5xx", count: 1, share: 0.1 },
+    ]);
+    expect(errorRate(stats({}))).toBe(0);
+    // a class with no answers is left out unless it is one of 2xx to 5xx
+    expect(statusBars(stats({ requests: 1, status_classes: { "1xx": 0, "2xx": 1 } })).map((b) => b.cls)).toEqual([
+      "2xx",
+      "3xx",
+      "4xx",
+      "5xx",
+    ]);
+  });
+
+  test("chart maxima are round", () => {
+    expect(niceMax(0)).toBe(1);
+    expect(niceMax(0.37)).toBe(0.5);
+    expect(niceMax(7)).toBe(10);
+    expect(niceMax(120)).toBe(200);
+    expect(niceMax(2.2)).toBe(2.5);
+  });
+});
