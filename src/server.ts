@@ -7,12 +7,15 @@ import type { Ctx } from "./context";
 import { initDocker } from "./docker";
 import { MAX_BODY, MIB } from "./http/body";
 import { ensurePrivateDir } from "./lib/fs";
+import { stopWithin } from "./lib/time";
 import { startNightly } from "./modules/activity/retention";
 import { startEdge } from "./proxy/edge";
 import { COMMIT, VERSION } from "./version";
 
 /** On shutdown, running deploys get this long to finish before they are cancelled. */
 const DRAIN_GRACE_MS = 20_000;
+/** How long in-flight requests get to finish on shutdown before their connections are closed. */
+const STOP_GRACE_MS = 10_000;
 
 /** Idle connections close after this many seconds (SPEC: idle timeout 120 s). */
 export const IDLE_TIMEOUT_S = 120;
@@ -46,7 +49,7 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
   const stopNightly = startNightly(ctx);
   await initDocker(ctx.docker, ctx.logs.logger("docker"));
   await ctx.status.start();
-  let stopEdge: () => Promise<void>;
+  let stopEdge: (graceMs: number) => Promise<void>;
   try {
     stopEdge = await startEdge(ctx, { managementPort: server.port! });
   } catch (e) {
@@ -74,11 +77,11 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
         log.info("shutting down");
         stopNightly();
         ctx.reconciler.stop();
-        await stopEdge();
+        await stopEdge(STOP_GRACE_MS);
         await ctx.deployer.drain(DRAIN_GRACE_MS);
         ctx.status.stop();
         ctx.ws.shutdown();
-        await app.stop(false);
+        await stopWithin((force) => app.stop(force), STOP_GRACE_MS);
         ctx.db.close();
       })()),
   };

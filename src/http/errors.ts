@@ -37,13 +37,17 @@ export function classify(
   return { status: 500 };
 }
 
-/** Elysia onError handler: sets status and headers, returns the one-line body. */
+/**
+ * Elysia onError handler: sets status and headers, returns the one-line body. A 413 also closes the connection: the
+ * rest of the oversized body may still be on its way, and the connection would stay busy (and hold up a graceful stop).
+ */
 export function errorHandler(log: Log) {
   return ({ code, error, set, request }: { code: unknown; error: unknown; set: any; request: Request }) => {
     const { status, reason, headers } = classify(code, error, log, `${request.method} ${new URL(request.url).pathname}`);
     set.status = status;
     set.headers["content-type"] = "text/plain; charset=utf-8";
     if (headers) Object.assign(set.headers, headers);
+    if (status === 413) set.headers.connection = "close";
     return errorLine(status, reason);
   };
 }

@@ -11,3 +11,23 @@ export const systemClock: Clock = { now: () => Date.now() };
 export function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
+
+/**
+ * Stop something gracefully, but not forever: `stop(false)` first, and `stop(true)` (close what is still open) once
+ * `graceMs` has passed. A client that never finishes its request must not keep the process from stopping.
+ */
+export async function stopWithin(stop: (force: boolean) => Promise<unknown>, graceMs: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((r) => {
+    timer = setTimeout(() => r("late"), graceMs);
+  });
+  const graceful = stop(false);
+  try {
+    if ((await Promise.race([graceful, late])) === "late") {
+      await stop(true);
+      await graceful;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { effectiveHttpListenAddr } from "../config/schema";
 import type { Ctx } from "../context";
 import { parseDuration } from "../lib/duration";
+import { stopWithin } from "../lib/time";
 import type { RequestStatsStore } from "../modules/metrics/request-stats";
 import { type CertManager, challengeOrder, createCertManager } from "./certs/manager";
 import { createCertStore } from "./certs/store";
@@ -30,8 +31,8 @@ export interface Edge {
   flush(all?: boolean): void;
 }
 
-/** Start the proxy; returns its stop function. */
-export async function startEdge(ctx: Ctx, o: { managementPort: number }): Promise<() => Promise<void>> {
+/** Start the proxy; returns its stop function (in-flight requests get `graceMs` to finish). */
+export async function startEdge(ctx: Ctx, o: { managementPort: number }): Promise<(graceMs: number) => Promise<void>> {
   const c = ctx.config;
   const log = ctx.logs.logger("proxy");
   const mode = c.tls.mode;
@@ -136,11 +137,12 @@ export async function startEdge(ctx: Ctx, o: { managementPort: number }): Promis
   flushTimer.unref?.();
   pruneTimer.unref?.();
 
-  return async () => {
+  return async (graceMs) => {
     unsubscribe();
     clearInterval(flushTimer);
     clearInterval(pruneTimer);
-    await listeners?.stop();
+    const l = listeners;
+    if (l) await stopWithin((force) => l.stop(force), graceMs);
     certs.stop();
     ctx.edge.flush(true);
   };

@@ -116,6 +116,32 @@ describe("body limits", () => {
     expect(r.status).toBe(400);
   });
 
+  it("closes the connection after a 413 whose body is still arriving, so a stop does not wait for it", async () => {
+    const t = await startTestServer();
+    try {
+      const sock = connect(t.server.port, "127.0.0.1");
+      await new Promise((r) => sock.once("connect", r));
+      let answer = "";
+      sock.on("data", (d) => {
+        answer += d.toString();
+      });
+      const closed = new Promise((r) => sock.once("close", r));
+      // declares 8 MiB and sends only a little of it: the answer must not wait for the rest
+      sock.write(
+        `PUT /api/apps/shop/certs/a.test HTTP/1.1\r\nhost: x\r\ncookie: session=${t.root.cookie}\r\n` +
+          "content-type: application/json\r\ncontent-length: 8388608\r\n\r\n" +
+          "x".repeat(4096),
+      );
+      await closed;
+      expect(answer).toStartWith("HTTP/1.1 413");
+      expect(answer.toLowerCase()).toContain("connection: close");
+    } finally {
+      const started = Date.now();
+      await t.stop();
+      expect(Date.now() - started).toBeLessThan(5_000);
+    }
+  });
+
   it("answers 415 for a body type it does not take", async () => {
     const r = await s.root.request("POST", "/api/users", "<x/>", { "content-type": "application/xml" });
     expect(r.status).toBe(415);
