@@ -4,7 +4,7 @@
  * flushed into the metrics tiers every 10 s, off the request path.
  */
 import { readFileSync } from "node:fs";
-import { effectiveHttpListenAddr } from "../config/schema";
+import { type Config, effectiveHttpListenAddr } from "../config/schema";
 import type { Ctx } from "../context";
 import { parseDuration } from "../lib/duration";
 import { stopWithin } from "../lib/time";
@@ -15,6 +15,7 @@ import { createProxyHandler } from "./handler";
 import { type Listeners, startListeners } from "./listeners";
 import { buildRouteTable, type RouteTable } from "./route-table";
 import type { RequestStats } from "./stats";
+import type { TlsMode } from "./types";
 import { boardUpstreams } from "./upstreams";
 
 const FLUSH_EVERY_MS = 10_000;
@@ -29,6 +30,19 @@ export interface Edge {
   table: RouteTable | null;
   /** Store the finished stats buckets now (and the current ones with `all`). */
   flush(all?: boolean): void;
+}
+
+/** The route table's defaults from the configuration: the global rate limit and TLS mode. */
+export function routeDefaults(c: Config, mode: TlsMode) {
+  return {
+    ratelimit: {
+      requests: c.ratelimit.requests,
+      windowMs: parseDuration(c.ratelimit.window)!,
+      burst: c.ratelimit.burst,
+      by: c.ratelimit.by,
+    },
+    tls: mode,
+  };
 }
 
 /** Start the proxy; returns its stop function (in-flight requests get `graceMs` to finish). */
@@ -61,15 +75,7 @@ export async function startEdge(ctx: Ctx, o: { managementPort: number }): Promis
     clock: ctx.clock,
   });
   const upstreams = boardUpstreams(ctx.status);
-  const defaults = {
-    ratelimit: {
-      requests: c.ratelimit.requests,
-      windowMs: parseDuration(c.ratelimit.window)!,
-      burst: c.ratelimit.burst,
-      by: c.ratelimit.by,
-    },
-    tls: mode,
-  };
+  const defaults = routeDefaults(c, mode);
   let hostsKey = "";
 
   /** Build and swap in the table; hand its hosts to certificate management when they changed. */
