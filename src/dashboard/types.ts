@@ -124,8 +124,12 @@ export interface CertInfo {
   mode: TlsMode | null;
   status: "issued" | "pending" | "failed" | "none";
   source: "acme" | "custom" | "local" | "fallback" | null;
+  not_before?: string | null;
   not_after: string | null;
   issuer: string | null;
+  subject?: string | null;
+  sans?: string[] | null;
+  fingerprint?: string | null;
   error: string | null;
   next_attempt_at: string | null;
 }
@@ -158,6 +162,8 @@ export interface RequestStats {
   range: string;
   /** The metrics tier answering (its name, e.g. "raw", "1m"). */
   tier: string;
+  /** Width of each bucket of `series`, in ms (the tier's resolution). */
+  step_ms?: number;
   from: string;
   to: string;
   requests: number;

@@ -105,6 +105,8 @@ describe("traffic", () => {
 
   test("bucket width: from the tier's name, else the smallest gap, else 10 s", () => {
     expect(bucketMs(stats({ tier: "5m" }))).toBe(300_000);
+    expect(bucketMs(stats({ tier: "raw", step_ms: 15_000 }))).toBe(15_000);
+    expect(bucketMs(stats({ tier: "5m", step_ms: 60_000 }))).toBe(60_000);
     const from = NOW - 3_600_000;
     expect(bucketMs(stats({ series: [point(from, 1), point(from + 30_000, 1), point(from + 50_000, 1)] }))).toBe(20_000);
     expect(bucketMs(stats({ series: [point(from, 1)] }))).toBe(10_000);

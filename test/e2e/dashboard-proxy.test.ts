@@ -222,6 +222,9 @@ describe("dashboard proxy", () => {
       await row.getByText("certificate: issued", { exact: true }).waitFor();
       await row.getByText("(30 days left)").waitFor();
       await page.getByRole("heading", { name: "Replace the certificate for shop.test" }).waitFor();
+      // the row's details come from the certificate list, so they are there after a reload too
+      await row.getByText("Details", { exact: true }).click();
+      await row.getByText(x.fingerprint256, { exact: true }).waitFor();
 
       await form.getByRole("button", { name: "Remove certificate…" }).click();
       const dialog = page.getByRole("dialog", { name: "Remove the certificate for shop.test?" });

@@ -25,8 +25,14 @@ export interface CertInfo {
   status: CertStatus;
   /** Where the served certificate comes from. */
   source: "acme" | "custom" | "local" | "fallback" | null;
+  notBefore: string | null;
   notAfter: string | null;
   issuer: string | null;
+  subject: string | null;
+  /** Names of the served certificate (subjectAltName). */
+  sans: string[] | null;
+  /** SHA-256 of the served certificate, colon-separated hex. */
+  fingerprint: string | null;
   error: string | null;
   /** auto: the next order or renewal attempt. */
   nextAttemptAt: string | null;

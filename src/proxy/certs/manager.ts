@@ -301,8 +301,12 @@ export async function createCertManager(opts: CertManagerOptions): Promise<CertM
         mode: st.spec.tls,
         status: st.status,
         source: st.source,
+        notBefore: st.meta ? new Date(st.meta.notBefore).toISOString() : null,
         notAfter: st.meta ? new Date(st.meta.notAfter).toISOString() : null,
         issuer: st.meta?.issuer ?? null,
+        subject: st.meta?.subject ?? null,
+        sans: st.meta?.sans ?? null,
+        fingerprint: st.meta?.fingerprint ?? null,
         error: st.error,
         nextAttemptAt: due === null ? null : new Date(Math.max(due, clock.now())).toISOString(),
       };

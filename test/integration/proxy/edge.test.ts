@@ -189,7 +189,15 @@ describe("proxy with local TLS", () => {
     );
     expect(served.sans).toEqual(["shop.test"]);
     const list = (await s.root.get(`/api/apps/${TLS_SLUG}/certs`)).json;
-    expect(list.find((c: any) => c.domain === "shop.test")).toMatchObject({ mode: "custom", status: "issued", source: "custom" });
+    expect(list.find((c: any) => c.domain === "shop.test")).toMatchObject({
+      mode: "custom",
+      status: "issued",
+      source: "custom",
+      sans: ["shop.test"],
+      fingerprint: r.json.fingerprint,
+      subject: r.json.subject,
+      not_before: r.json.not_before,
+    });
     const entry = (await s.root.get(`/api/apps/${TLS_SLUG}/activity?categories=endpoint&limit=1`)).json.entries[0];
     expect(entry).toMatchObject({ action: "cert_uploaded", target: "shop.test" });
     expect(JSON.stringify((await s.root.get(`/api/activity/${entry.id}`)).json)).not.toContain("PRIVATE KEY");

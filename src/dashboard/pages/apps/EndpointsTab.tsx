@@ -37,6 +37,21 @@ function HostRow({ host, url, cert }: { host: string; url: string | null; cert: 
           <div class="cert-cell">
             <span>{sourceText(cert.source)}</span>
             {cert.issuer && <span class="muted small">{cert.issuer}</span>}
+            {cert.fingerprint && (
+              <details class="small cert-details">
+                <summary>Details</summary>
+                <dl class="facts">
+                  <dt>Subject</dt>
+                  <dd>{cert.subject}</dd>
+                  <dt>Names</dt>
+                  <dd>{cert.sans?.join(", ") || "none"}</dd>
+                  <dt>Fingerprint (SHA-256)</dt>
+                  <dd>
+                    <code class="fingerprint">{cert.fingerprint}</code>
+                  </dd>
+                </dl>
+              </details>
+            )}
           </div>
         )}
       </td>

@@ -37,10 +37,11 @@ export function durationMs(text: string): number | null {
 const RAW_BUCKET_MS = 10_000;
 
 /**
- * Width of the answer's buckets. The response does not carry it: tiers named by their resolution ("1m", "5m", "1h",
- * the defaults) give it; otherwise the smallest gap between buckets, else the default raw resolution.
+ * Width of the answer's buckets: the server's `step_ms`; from an older server without it, the tier's name when it is
+ * a resolution ("1m", "5m", "1h", the defaults), else the smallest gap between buckets, else the default raw width.
  */
-export function bucketMs(stats: Pick<RequestStats, "tier" | "series">): number {
+export function bucketMs(stats: Pick<RequestStats, "tier" | "series" | "step_ms">): number {
+  if (stats.step_ms && stats.step_ms > 0) return stats.step_ms;
   const named = durationMs(stats.tier);
   if (named && named > 0) return named;
   let gap = Number.POSITIVE_INFINITY;
