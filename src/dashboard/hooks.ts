@@ -122,3 +122,24 @@ export function usePolled<T>(fn: () => Promise<T>, ms: number, deps: unknown[] =
   useVisibleInterval(r.reload, ms);
   return r;
 }
+
+/**
+ * Coalesce calls into at most one `fn` per animation frame: `schedule()` asks for one, `cancel()` drops a pending one
+ * (call it on cleanup).
+ */
+export function perFrame(fn: () => void): { schedule(): void; cancel(): void } {
+  let frame = 0;
+  return {
+    schedule() {
+      if (frame) return;
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        fn();
+      });
+    },
+    cancel() {
+      if (frame) cancelAnimationFrame(frame);
+      frame = 0;
+    },
+  };
+}

@@ -8,7 +8,7 @@ import { normalizeIp } from "../lib/net";
 import type { Clock } from "../lib/time";
 import { systemClock } from "../lib/time";
 import type { Log } from "../log/logger";
-import { forward, WaitingAttempts } from "./forward";
+import { type ForwardRequest, forward, WaitingAttempts } from "./forward";
 import { HSTS_VALUE, upstreamHeaders } from "./headers";
 import { errorPage } from "./pages";
 import { AppLimiters, rateKey } from "./ratelimit";
@@ -60,19 +60,8 @@ export function splitUrl(url: string): { authority: string; path: string; target
 }
 
 /** A request that passed the checks and goes to `upstream`. */
-interface Pending {
+interface Pending extends ForwardRequest {
   req: Request;
-  route: Route;
-  upstream: string;
-  /** Path and query sent upstream. */
-  target: string;
-  /** Authority sent on as Host. */
-  host: string;
-  info: ConnInfo;
-  /** Authority of the request URL (what the route was looked up by). */
-  authority: string;
-  /** Path without the query. */
-  path: string;
   /** performance.now() at arrival. */
   t0: number;
 }
@@ -138,9 +127,8 @@ export function createProxyHandler(o: ProxyHandlerOptions): ProxyRequestHandler 
   };
 
   async function proxied(c: Pending): Promise<Response> {
-    const { req, route, info } = c;
-    const f = { route, upstream: c.upstream, target: c.target, host: c.host, info, authority: c.authority, path: c.path };
-    const res = await forward(req, f, forwardOptions);
+    const { req, route } = c;
+    const res = await forward(req, c, forwardOptions);
     if (route.app !== null) {
       const len = req.method === "HEAD" ? null : res.headers.get("content-length");
       const bytes = len === null ? undefined : Number(len);

@@ -1,5 +1,7 @@
 /** The filter bar of the activity list: categories (multi-select checkboxes) and an app slug. */
+
 import { useEffect, useState } from "preact/hooks";
+import { TextField } from "../../components/Field";
 import { CATEGORIES } from "../../types";
 import type { ListFilter } from "./filter";
 
@@ -48,17 +50,15 @@ export function Filters({ filter, onChange }: { filter: ListFilter; onChange(f: 
         </div>
       </fieldset>
       <div class="filter-row">
-        <div class="field compact">
-          <label for="activity-app">App</label>
-          <input
-            id="activity-app"
-            type="search"
-            placeholder="app-slug"
-            autoComplete="off"
-            value={app}
-            onInput={(e) => setApp(e.currentTarget.value)}
-          />
-        </div>
+        <TextField
+          label="App"
+          class="compact"
+          type="search"
+          placeholder="app-slug"
+          autoComplete="off"
+          value={app}
+          onValue={setApp}
+        />
         <button
           type="button"
           class="btn"

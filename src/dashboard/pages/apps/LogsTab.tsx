@@ -3,7 +3,7 @@
  * lines stand out. The stream reconnects with backoff on unexpected closes; after a clean end it offers to reconnect.
  */
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
-import { ErrorText, SelectField } from "../../components/Field";
+import { ErrorText, SelectField, TextField } from "../../components/Field";
 import type { AppView } from "../../types";
 import type { StreamStatus } from "../../ws";
 import { useContainerLogs } from "./useContainerLogs";
@@ -93,17 +93,15 @@ export function LogsTab({ app }: { app: AppView }) {
           <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.currentTarget.checked)} />
           Follow
         </label>
-        <div class="field compact grow">
-          <label for="logs-filter">Filter</label>
-          <input
-            id="logs-filter"
-            type="search"
-            placeholder="text to look for"
-            autoComplete="off"
-            value={filter}
-            onInput={(e) => setFilter(e.currentTarget.value)}
-          />
-        </div>
+        <TextField
+          label="Filter"
+          class="compact grow"
+          type="search"
+          placeholder="text to look for"
+          autoComplete="off"
+          value={filter}
+          onValue={setFilter}
+        />
       </form>
       <div class="log-status-row">
         <p class={`stream-status state-${logs.status.state}`} role="status">

@@ -1,6 +1,7 @@
 /** Live container logs of one service: the reconnecting stream feeding a buffer, re-rendered at most once per frame. */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { appStreams, type LogsQuery } from "../../api";
+import { perFrame } from "../../hooks";
 import type { ContainerLogFrame } from "../../types";
 import { openStream, type StreamStatus, wsUrl } from "../../ws";
 import { type ContainerLine, ContainerLogBuffer } from "./logbuffer";
@@ -36,14 +37,7 @@ export function useContainerLogs(slug: string, q: LogsQuery): ContainerLogs {
     } else buf.current.resync();
     shownKey.current = key;
     setError(null);
-    let frame = 0;
-    const redraw = () => {
-      if (frame) return;
-      frame = requestAnimationFrame(() => {
-        frame = 0;
-        setTick((t) => t + 1);
-      });
-    };
+    const frames = perFrame(() => setTick((t) => t + 1));
     const stream = openStream({
       url: wsUrl(appStreams.logs(slug, q)),
       onFrame: (f) => {
@@ -54,7 +48,7 @@ export function useContainerLogs(slug: string, q: LogsQuery): ContainerLogs {
         }
         if (buf.current.push(fr)) {
           received.current++;
-          redraw();
+          frames.schedule();
         }
       },
       onStatus: (s, again) => {
@@ -65,7 +59,7 @@ export function useContainerLogs(slug: string, q: LogsQuery): ContainerLogs {
     });
     return () => {
       stream.close();
-      if (frame) cancelAnimationFrame(frame);
+      frames.cancel();
     };
   }, [key, generation]);
 

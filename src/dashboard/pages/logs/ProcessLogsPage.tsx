@@ -2,7 +2,9 @@
  * Live process logs (super-admin): the server's buffer, then new lines as they are written. Follows the end
  * unless paused (or scrolled up); a filter box narrows what is shown; the stream reconnects with backoff.
  */
+
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { TextField } from "../../components/Field";
 import { Icon } from "../../components/icons";
 import type { StreamStatus } from "../../ws";
 import { levelOf } from "./buffer";
@@ -65,17 +67,15 @@ export function ProcessLogsPage() {
       </div>
       <section class="card logs-card" aria-label="Process logs">
         <div class="log-toolbar">
-          <div class="field compact grow">
-            <label for="log-filter">Filter</label>
-            <input
-              id="log-filter"
-              type="search"
-              placeholder="text to look for"
-              autoComplete="off"
-              value={filter}
-              onInput={(e) => setFilter(e.currentTarget.value)}
-            />
-          </div>
+          <TextField
+            label="Filter"
+            class="compact grow"
+            type="search"
+            placeholder="text to look for"
+            autoComplete="off"
+            value={filter}
+            onValue={setFilter}
+          />
           <button type="button" class="btn" aria-pressed={!following} onClick={() => setFollow(!following)}>
             <Icon name={following ? "pause" : "play"} />
             {following ? "Pause" : "Resume"}

@@ -1,6 +1,7 @@
 /** The live process log: the reconnecting stream feeding a LogBuffer, re-rendered at most once per frame. */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../../api";
+import { perFrame } from "../../hooks";
 import { openStream, type StreamStatus, wsUrl } from "../../ws";
 import { LogBuffer, type LogLine } from "./buffer";
 
@@ -21,18 +22,11 @@ export function useLogStream(): LogStream {
   const received = useRef(0);
 
   useEffect(() => {
-    let frame = 0;
-    const redraw = () => {
-      if (frame) return;
-      frame = requestAnimationFrame(() => {
-        frame = 0;
-        setTick((t) => t + 1);
-      });
-    };
+    const frames = perFrame(() => setTick((t) => t + 1));
     const add = (line: string) => {
       if (buf.current.push(line)) {
         received.current++;
-        redraw();
+        frames.schedule();
       }
     };
     let snapshotTried = false;
@@ -58,7 +52,7 @@ export function useLogStream(): LogStream {
     });
     return () => {
       stream.close();
-      if (frame) cancelAnimationFrame(frame);
+      frames.cancel();
     };
   }, []);
 
