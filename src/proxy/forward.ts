@@ -11,29 +11,34 @@ import type { Route } from "./route-table";
 import type { ConnInfo } from "./types";
 
 /** Methods safe to send twice (RFC 9110 9.2.2). */
-const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
+export const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
 
 /** Error codes meaning the connection was never made, so even a request with a body was not sent. */
-const NOT_CONNECTED = new Set(["ECONNREFUSED", "ConnectionRefused"]);
+export const NOT_CONNECTED = new Set(["ECONNREFUSED", "ConnectionRefused"]);
 
 /** Abort reason for an attempt whose replica left the route table. */
-const GONE = new Error("upstream left the route table");
+export const GONE = new Error("upstream left the route table");
 
 /**
  * Bodyless idempotent attempts waiting for response headers, by upstream. A stopped container's address stops
  * answering ARP, so a connect to it hangs for seconds; when the replica leaves the table those attempts are
  * abandoned and retried elsewhere instead.
  */
-export class WaitingAttempts {
-  private readonly byUpstream = new Map<string, Set<AbortController>>();
+/** Something that can give up on its attempt: fetch's AbortController, or a raw-engine exchange. */
+export interface Abandonable {
+  abort(reason?: unknown): void;
+}
 
-  add(upstream: string, ac: AbortController): void {
+export class WaitingAttempts {
+  private readonly byUpstream = new Map<string, Set<Abandonable>>();
+
+  add(upstream: string, ac: Abandonable): void {
     let set = this.byUpstream.get(upstream);
     if (set === undefined) this.byUpstream.set(upstream, (set = new Set()));
     set.add(ac);
   }
 
-  delete(upstream: string, ac: AbortController): void {
+  delete(upstream: string, ac: Abandonable): void {
     const set = this.byUpstream.get(upstream);
     if (set === undefined) return;
     set.delete(ac);

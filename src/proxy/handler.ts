@@ -9,8 +9,8 @@ import type { Clock } from "../lib/time";
 import { systemClock } from "../lib/time";
 import type { Log } from "../log/logger";
 import { type ForwardRequest, forward, WaitingAttempts } from "./forward";
-import { HSTS_VALUE, upstreamHeaders } from "./headers";
-import { errorPage } from "./pages";
+import { type HeaderSource, HSTS_VALUE, upstreamHeaders } from "./headers";
+import { answerResponse, errorAnswer, type LocalAnswer } from "./pages";
 import { AppLimiters, rateKey } from "./ratelimit";
 import type { Route, RouteTable } from "./route-table";
 import type { StatsSink } from "./stats";
@@ -59,11 +59,45 @@ export function splitUrl(url: string): { authority: string; path: string; target
   return { authority, path, target: rest.startsWith("/") ? rest : `/${rest}` };
 }
 
+/** IPv4 clients of a dual-stack listener arrive as ::ffff:a.b.c.d; allowlists, limits and headers want a.b.c.d. */
+export function normalizeInfo(conn: ConnInfo): ConnInfo {
+  return conn.clientIp.startsWith("::ffff:") ? { ...conn, clientIp: normalizeIp(conn.clientIp) } : conn;
+}
+
 /** A request that passed the checks and goes to `upstream`. */
-interface Pending extends ForwardRequest {
-  req: Request;
+export interface Admitted extends ForwardRequest {
   /** performance.now() at arrival. */
   t0: number;
+}
+
+interface Pending extends Admitted {
+  req: Request;
+}
+
+/** What admission needs of a request, whichever engine parsed it. */
+export interface RequestLine {
+  method: string;
+  /** Host and port the request addressed (absolute-form URL's authority, else the Host header). */
+  authority: string;
+  /** Path without the query. */
+  path: string;
+  /** Path and query as sent upstream. */
+  target: string;
+  headers: HeaderSource;
+}
+
+/** The proxy's decisions and bookkeeping, shared by the Bun.serve front and the raw engine (src/proxy/h1). */
+export interface ProxyCore {
+  /** Route, allowlist and rate limit: the answer to give now, or where to forward. */
+  admit(r: RequestLine, info: ConnInfo, t0: number): { answer: LocalAnswer } | { forward: Admitted };
+  /** Another replica for a request whose first one failed; null when there is none. */
+  reroute(authority: string, path: string, failed: string): string | null;
+  waiting: WaitingAttempts;
+  /** Count an app response (status known) in the request stats. */
+  record(a: Admitted, status: number, bytes?: number): void;
+  headersMs: number;
+  proxyToken: string;
+  log: Log;
 }
 
 function isWebSocketUpgrade(req: Request): boolean {
@@ -73,6 +107,7 @@ function isWebSocketUpgrade(req: Request): boolean {
 
 /** The proxy handler, plus a hook for the code that swaps route tables. */
 export interface ProxyRequestHandler extends ProxyHandler {
+  core: ProxyCore;
   /**
    * Call after swapping in a new table: requests waiting on replicas it dropped move to others at once (otherwise
    * this happens on the next request).
@@ -123,17 +158,18 @@ export function createProxyHandler(o: ProxyHandlerOptions): ProxyRequestHandler 
     if (retryAfter !== undefined) headers["retry-after"] = retryAfter;
     if (info.secure && route.tls !== "off") headers["strict-transport-security"] = HSTS_VALUE;
     if (route.app !== null) o.stats.record(route.app, { status, ms: performance.now() - t0, path });
-    return errorPage(status, message, headers);
+    return { answer: errorAnswer(status, message, headers) };
   };
 
+  function record(a: Admitted, status: number, bytes?: number): void {
+    if (a.route.app !== null) o.stats.record(a.route.app, { status, ms: performance.now() - a.t0, path: a.path, bytes });
+  }
+
   async function proxied(c: Pending): Promise<Response> {
-    const { req, route } = c;
+    const { req } = c;
     const res = await forward(req, c, forwardOptions);
-    if (route.app !== null) {
-      const len = req.method === "HEAD" ? null : res.headers.get("content-length");
-      const bytes = len === null ? undefined : Number(len);
-      o.stats.record(route.app, { status: res.status, ms: performance.now() - c.t0, path: c.path, bytes });
-    }
+    const len = req.method === "HEAD" ? null : res.headers.get("content-length");
+    record(c, res.status, len === null ? undefined : Number(len));
     return res;
   }
 
@@ -149,44 +185,54 @@ export function createProxyHandler(o: ProxyHandlerOptions): ProxyRequestHandler 
       websocket: true,
     });
     const res = await ws.dial(req, server, `ws://${c.upstream}${c.target}`, headers);
-    if (route.app !== null) o.stats.record(route.app, { status: res?.status ?? 101, ms: performance.now() - c.t0, path: c.path });
+    record(c, res?.status ?? 101);
     return res;
   }
+
+  function admit(r: RequestLine, info: ConnInfo, t0: number): { answer: LocalAnswer } | { forward: Admitted } {
+    const { authority, path } = r;
+    const table = o.table();
+    if (table !== seen) tableChanged(table);
+    const route = table.lookup(authority, path);
+    if (route === null) return { answer: errorAnswer(404, "No app is served at this address.") };
+    if (route.app !== null) {
+      if (route.allow !== null && !route.allow.has(info.clientIp)) {
+        return refuse(route, info, path, t0, 403, "Your address is not allowed to reach this app.");
+      }
+      const rl = route.ratelimit;
+      if (rl !== null) {
+        const d = limiters.take(route.app, rl, rateKey(rl, r.headers, info.clientIp, path));
+        if (!d.ok) {
+          const wait = String(d.retryAfter);
+          return refuse(route, info, path, t0, 429, "Too many requests. Please slow down and retry shortly.", wait);
+        }
+      }
+    }
+    const upstream = nextUpstream(route);
+    if (upstream === null) {
+      const message = route.stopped
+        ? "This app is stopped."
+        : "This app has no running instance right now. Please retry shortly.";
+      return refuse(route, info, path, t0, 503, message, RETRY_UNAVAILABLE);
+    }
+    const host = r.headers.get("host") ?? authority;
+    return { forward: { route, upstream, target: r.target, host, info, authority, path, t0 } };
+  }
+
+  const core: ProxyCore = { admit, reroute, waiting, record, headersMs, proxyToken: o.proxyToken, log: o.log };
 
   return {
     fetch(req, server, conn) {
       const t0 = performance.now();
-      // IPv4 clients of a dual-stack listener arrive as ::ffff:a.b.c.d; allowlists, limits and headers want a.b.c.d
-      const info = conn.clientIp.startsWith("::ffff:") ? { ...conn, clientIp: normalizeIp(conn.clientIp) } : conn;
+      const info = normalizeInfo(conn);
       const { authority, path, target } = splitUrl(req.url);
-      const table = o.table();
-      if (table !== seen) tableChanged(table);
-      const route = table.lookup(authority, path);
-      if (route === null) return errorPage(404, "No app is served at this address.");
-      if (route.app !== null) {
-        if (route.allow !== null && !route.allow.has(info.clientIp)) {
-          return refuse(route, info, path, t0, 403, "Your address is not allowed to reach this app.");
-        }
-        const rl = route.ratelimit;
-        if (rl !== null) {
-          const d = limiters.take(route.app, rl, rateKey(rl, req.headers, info.clientIp, path));
-          if (!d.ok) {
-            const wait = String(d.retryAfter);
-            return refuse(route, info, path, t0, 429, "Too many requests. Please slow down and retry shortly.", wait);
-          }
-        }
-      }
-      const upstream = nextUpstream(route);
-      if (upstream === null) {
-        const message = route.stopped
-          ? "This app is stopped."
-          : "This app has no running instance right now. Please retry shortly.";
-        return refuse(route, info, path, t0, 503, message, RETRY_UNAVAILABLE);
-      }
-      const c: Pending = { req, route, upstream, target, host: req.headers.get("host") ?? authority, info, authority, path, t0 };
+      const a = admit({ method: req.method, authority, path, target, headers: req.headers }, info, t0);
+      if ("answer" in a) return answerResponse(a.answer);
+      const c: Pending = { ...a.forward, req };
       return isWebSocketUpgrade(req) ? upgrade(c, server) : proxied(c);
     },
     websocket: ws.handlers,
     tableChanged: () => tableChanged(o.table()),
+    core,
   };
 }

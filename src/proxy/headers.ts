@@ -56,6 +56,14 @@ export interface UpstreamHeaderOptions {
   bodyless: boolean;
   /** Also drop the WebSocket handshake headers (the upstream WebSocket client makes its own). */
   websocket?: boolean;
+  /** Raw engine: pass Expect on (the upstream's 100 Continue reaches the client) and ask for a WebSocket upgrade. */
+  raw?: { expect: boolean; upgrade: boolean };
+}
+
+/** Request headers as either engine holds them: fetch's Headers or the raw engine's HeaderList. */
+export interface HeaderSource {
+  get(name: string): string | null;
+  [Symbol.iterator](): Iterator<[string, string]>;
 }
 
 // the upstream WebSocket client makes its own handshake; requested subprotocols go through its `protocols` option
@@ -86,11 +94,13 @@ export function forwardedFor(incoming: string | null, clientIp: string, trustFor
   return `${incoming.trim()}, ${clientIp}`;
 }
 
-/** The headers to send upstream: end-to-end request headers plus X-Forwarded-*, Host kept. */
-export function upstreamHeaders(incoming: Headers, o: UpstreamHeaderOptions): Headers {
-  const out = new Headers();
+/** The headers to send upstream, as pairs: end-to-end request headers plus X-Forwarded-*, Host kept. */
+export function upstreamHeaderPairs(incoming: HeaderSource, o: UpstreamHeaderOptions): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
   const conn = incoming.get("connection");
   const named = conn ? connectionTokens(conn) : null;
+  const raw = o.raw;
+  let realIp = false;
   for (const [name, value] of incoming) {
     if (HOP.has(name) || name.startsWith("proxy-") || (named?.includes(name) ?? false)) continue;
     switch (name) {
@@ -101,28 +111,40 @@ export function upstreamHeaders(incoming: Headers, o: UpstreamHeaderOptions): He
       case "x-forwarded-host":
         continue;
       case "forwarded":
-      case "x-real-ip":
         if (!o.trustForwarded) continue;
         break;
+      case "x-real-ip":
+        if (!o.trustForwarded) continue;
+        realIp = true;
+        break;
       case "content-length":
+        // Bun's fetch sends no body it was not given
+        if (o.bodyless) continue;
+        break;
       case "expect":
-        // Bun's fetch neither waits for 100 Continue nor sends a body it was not given
-        if (o.bodyless || name === "expect") continue;
+        // Bun's fetch does not wait for 100 Continue; the raw engine passes the upstream's on
+        if (o.bodyless || !raw?.expect) continue;
         break;
       default:
         if (o.websocket && WS_HANDSHAKE.has(name)) continue;
     }
-    out.append(name, value);
+    out.push([name, value]);
   }
-  out.set("host", o.host);
-  out.set("x-forwarded-for", forwardedFor(incoming.get("x-forwarded-for"), o.clientIp, o.trustForwarded));
+  out.push(["host", o.host]);
+  out.push(["x-forwarded-for", forwardedFor(incoming.get("x-forwarded-for"), o.clientIp, o.trustForwarded)]);
   const proto = o.trustForwarded ? incoming.get("x-forwarded-proto") : null;
-  out.set("x-forwarded-proto", proto || (o.secure ? "https" : "http"));
+  out.push(["x-forwarded-proto", proto || (o.secure ? "https" : "http")]);
   const fwdHost = o.trustForwarded ? incoming.get("x-forwarded-host") : null;
-  out.set("x-forwarded-host", fwdHost || o.host);
-  if (!o.trustForwarded || !out.has("x-real-ip")) out.set("x-real-ip", o.clientIp);
-  if (o.proxyToken !== null) out.set(PROXY_TOKEN_HEADER, o.proxyToken);
+  out.push(["x-forwarded-host", fwdHost || o.host]);
+  if (!realIp) out.push(["x-real-ip", o.clientIp]);
+  if (o.proxyToken !== null) out.push([PROXY_TOKEN_HEADER, o.proxyToken]);
+  if (raw?.upgrade) out.push(["connection", "upgrade"], ["upgrade", "websocket"]);
   return out;
+}
+
+/** The headers to send upstream through fetch. */
+export function upstreamHeaders(incoming: Headers, o: UpstreamHeaderOptions): Headers {
+  return new Headers(upstreamHeaderPairs(incoming, o));
 }
 
 /**
@@ -134,4 +156,26 @@ export function cleanResponseHeaders(h: Headers, hsts: boolean): void {
   if (conn) for (const t of connectionTokens(conn)) h.delete(t);
   for (const name of HOP_BY_HOP) h.delete(name);
   if (hsts && !h.has("strict-transport-security")) h.set("strict-transport-security", HSTS_VALUE);
+}
+
+/**
+ * An upstream response's headers for the client (raw engine): hop-by-hop ones removed (and any named in Connection),
+ * HSTS added when asked and the upstream set none. `keep` names hop-by-hop headers to keep (a 101's Upgrade).
+ */
+export function responseHeaderPairs(incoming: HeaderSource, hsts: boolean, keepUpgrade = false): Array<[string, string]> {
+  const conn = incoming.get("connection");
+  const named = conn ? connectionTokens(conn) : null;
+  const out: Array<[string, string]> = [];
+  let hasHsts = false;
+  for (const [name, value] of incoming) {
+    if (keepUpgrade && (name === "upgrade" || name === "connection")) {
+      out.push([name, value]);
+      continue;
+    }
+    if (HOP.has(name) || (named?.includes(name) ?? false)) continue;
+    if (name === "strict-transport-security") hasHsts = true;
+    out.push([name, value]);
+  }
+  if (hsts && !hasHsts) out.push(["strict-transport-security", HSTS_VALUE]);
+  return out;
 }

@@ -8,8 +8,10 @@ import type { Server } from "bun";
 import { type CidrSet, clientIp, normalizeIp } from "../lib/net";
 import type { Log } from "../log/logger";
 import { errorText } from "./certs/acme";
+import type { HeaderList } from "./h1/framing";
+import { type RawServer, serveRaw } from "./h1/server";
 import { type AlpnFront, openAlpnFront } from "./listeners-alpn";
-import { plainFetch } from "./listeners-plain";
+import { plainAnswers } from "./listeners-plain";
 import type { CertSource, ConnInfo, ProxyHandler, TlsMode } from "./types";
 
 /** Idle connections close after this many seconds, as on the management server. */
@@ -95,6 +97,12 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     const ip = clientIp(addr, req.headers.get("x-forwarded-for"), opts.trusted);
     return { clientIp: ip, secure, trustForwarded: opts.trusted.has(addr) };
   };
+  // the raw engine (plain listeners) sees the peer address and the parsed headers
+  const rawInfo = (peer: string, headers: HeaderList): ConnInfo => {
+    if (!opts.trusted || opts.trusted.size === 0) return { clientIp: normalizeIp(peer), secure: false };
+    const ip = clientIp(peer, headers.get("x-forwarded-for"), opts.trusted);
+    return { clientIp: ip, secure: false, trustForwarded: opts.trusted.has(normalizeIp(peer)) };
+  };
   const error = (e: Error) => {
     log.error("proxy request failed", { error: errorText(e) });
     return new Response("Internal Server Error", { status: 500, headers: { "content-type": "text/plain; charset=utf-8" } });
@@ -108,15 +116,10 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
   };
 
   if (config.mode === "off") {
-    const server = Bun.serve({
-      ...common,
-      hostname: main.hostname,
-      port: main.port,
-      fetch: (req, srv) => handler.fetch(req, srv, info(srv, req, false)),
-    });
+    const server = serveRaw({ hostname: main.hostname, port: main.port, core: handler.core, info: rawInfo, log });
     return {
-      ports: () => ({ main: server.port!, plain: null }),
-      probe: () => ({ host: dialHost(main.hostname), port: server.port! }),
+      ports: () => ({ main: server.port, plain: null }),
+      probe: () => ({ host: dialHost(main.hostname), port: server.port }),
       state: () => "plain",
       settled: async () => {},
       stop: (closeActive) => server.stop(closeActive),
@@ -232,20 +235,16 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
   const unsubscribe = certs.onChange(kick);
   if (certs.alpnChallenges().length > 0) kick();
 
-  let plain: Server<unknown> | null = null;
+  let plain: RawServer | null = null;
   if (config.httpListenAddr) {
     const addr = parseListenAddr(config.httpListenAddr);
-    plain = Bun.serve({
-      ...common,
+    plain = serveRaw({
       hostname: addr.hostname,
       port: addr.port,
-      fetch: plainFetch({
-        certs,
-        handler,
-        httpsPort: () => port,
-        plainHost: opts.plainHost,
-        info: (srv, req) => info(srv, req, false),
-      }),
+      core: handler.core,
+      info: rawInfo,
+      early: plainAnswers({ certs, httpsPort: () => port, plainHost: opts.plainHost }),
+      log,
     });
   }
   if (migrationOff()) {
@@ -276,8 +275,8 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
         if (closeActive) f.destroy();
         else f.close();
       }
-      const servers = [...draining, direct, windowed?.internal, plain].filter((s): s is Server<unknown> => !!s);
-      await Promise.all(servers.map((s) => s.stop(closeActive)));
+      const servers = [...draining, direct, windowed?.internal].filter((s): s is Server<unknown> => !!s);
+      await Promise.all([...servers.map((s) => s.stop(closeActive)), plain?.stop(closeActive)]);
     },
   };
 }

@@ -35,16 +35,30 @@ export function errorHtml(status: number, message: string): string {
 
 const cache = new Map<string, string>();
 
-/** An error page response; `headers` adds e.g. Retry-After. Page texts are few and fixed, so they are cached. */
-export function errorPage(status: number, message: string, headers?: Record<string, string>): Response {
+/** An answer the proxy gives itself, before it becomes a Response (Bun.serve) or bytes (the raw engine). */
+export interface LocalAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** An error page; `headers` adds e.g. Retry-After. Page texts are few and fixed, so they are cached. */
+export function errorAnswer(status: number, message: string, headers?: Record<string, string>): LocalAnswer {
   const key = `${status}\n${message}`;
   let html = cache.get(key);
   if (html === undefined) {
     html = errorHtml(status, message);
     if (cache.size < 256) cache.set(key, html);
   }
-  return new Response(html, {
-    status,
-    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", ...headers },
-  });
+  return { status, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", ...headers }, body: html };
+}
+
+/** A LocalAnswer as a Response. */
+export function answerResponse(a: LocalAnswer): Response {
+  return new Response(a.body, { status: a.status, headers: a.headers });
+}
+
+/** An error page response. */
+export function errorPage(status: number, message: string, headers?: Record<string, string>): Response {
+  return answerResponse(errorAnswer(status, message, headers));
 }

@@ -2,12 +2,14 @@
  * Per-app rate limiting on the proxy: one token-bucket RateLimiter per app, rebuilt only when that app's settings
  * change and dropped when the app leaves the route table; each bounded in keys.
  */
+
 import { type RateDecision, RateLimiter } from "../lib/ratelimit";
 import type { Clock } from "../lib/time";
+import type { HeaderSource } from "./headers";
 import type { RouteRateLimit } from "./route-table";
 
 /** The bucket key of a request: the client address, a header's value (the address when absent), or the path. */
-export function rateKey(rl: RouteRateLimit, headers: Headers, clientIp: string, path: string): string {
+export function rateKey(rl: RouteRateLimit, headers: HeaderSource, clientIp: string, path: string): string {
   if (rl.header !== null) {
     const v = headers.get(rl.header);
     // keys are namespaced so a header value can never share a bucket with an address

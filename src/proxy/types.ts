@@ -22,6 +22,8 @@ export interface ConnInfo {
 
 /** The proxy's request path, independent of how connections arrive. */
 export interface ProxyHandler {
+  /** Decisions and bookkeeping for the raw engine (plain listeners). */
+  core: import("./handler").ProxyCore;
   /** Answer one HTTP request (may upgrade it to a WebSocket through `server`). */
   fetch(req: Request, server: Server<unknown>, info: ConnInfo): Response | Promise<Response | undefined> | undefined;
   /** Bun websocket handlers for upgraded (proxied) sockets. */

@@ -7,6 +7,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server, ServerWebSocket } from "bun";
+import { LogSink } from "../../src/log/logger";
+import { WaitingAttempts } from "../../src/proxy/forward";
+import type { ProxyCore } from "../../src/proxy/handler";
+import type { Route } from "../../src/proxy/route-table";
 
 /** A PEM certificate (chain) and key, with the files they were written to. */
 export interface PemPair {
@@ -184,21 +188,69 @@ export function fetchTls(
 
 /**
  * A ProxyHandler for listener tests: answers JSON with the host, path and ConnInfo; `/hold` waits for `release()`;
- * `/ws` upgrades to a WebSocket that echoes each message after the ConnInfo.
+ * `/ws` upgrades to a WebSocket that echoes each message after the ConnInfo. The Bun.serve front (TLS listeners) calls
+ * `fetch`; the raw engine (plain listeners) forwards everything through `core` to an upstream on loopback that answers
+ * the same, reading the ConnInfo back from X-Forwarded-For and X-Forwarded-Proto.
  */
 export function echoHandler() {
   let held: Array<() => void> = [];
   const state = { holding: 0 };
+  const answer = async (req: Request, info: { clientIp: string; secure: boolean }) => {
+    const url = new URL(req.url);
+    if (url.pathname === "/hold") {
+      state.holding++;
+      await new Promise<void>((r) => held.push(r));
+      state.holding--;
+    }
+    return Response.json({ host: req.headers.get("host"), path: url.pathname, query: url.search, ...info });
+  };
+  const upstream = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: (req) =>
+      answer(req, {
+        clientIp: req.headers.get("x-forwarded-for") ?? "",
+        secure: req.headers.get("x-forwarded-proto") === "https",
+      }),
+  });
+  const route: Route = {
+    app: "echo",
+    service: "web",
+    prefix: "/",
+    tls: null,
+    upstreams: [`127.0.0.1:${upstream.port}`],
+    ratelimit: null,
+    allow: null,
+    stopped: false,
+    next: 0,
+  };
+  const core: ProxyCore = {
+    admit: (r, info, t0) => ({
+      forward: {
+        route,
+        upstream: route.upstreams[0],
+        target: r.target,
+        host: r.headers.get("host") ?? r.authority,
+        info,
+        authority: r.authority,
+        path: r.path,
+        t0,
+      },
+    }),
+    reroute: () => null,
+    waiting: new WaitingAttempts(),
+    record: () => {},
+    headersMs: 60_000,
+    proxyToken: "t",
+    log: new LogSink({ stdout: false }).logger("proxy"),
+  };
   const handler = {
+    core,
     async fetch(req: Request, server: Server<unknown>, info: { clientIp: string; secure: boolean }) {
-      const url = new URL(req.url);
-      if (url.pathname === "/ws") return server.upgrade(req, { data: info }) ? undefined : new Response("no", { status: 400 });
-      if (url.pathname === "/hold") {
-        state.holding++;
-        await new Promise<void>((r) => held.push(r));
-        state.holding--;
+      if (new URL(req.url).pathname === "/ws") {
+        return server.upgrade(req, { data: info }) ? undefined : new Response("no", { status: 400 });
       }
-      return Response.json({ host: req.headers.get("host"), path: url.pathname, query: url.search, ...info });
+      return answer(req, info);
     },
     websocket: {
       message(ws: ServerWebSocket<unknown>, msg: string | Buffer) {
@@ -210,6 +262,8 @@ export function echoHandler() {
     handler,
     /** Requests waiting in `/hold`. */
     holding: () => state.holding,
+    /** Stop the loopback upstream. */
+    stop: () => upstream.stop(true),
     /** Let every held request answer. */
     release() {
       for (const r of held) r();

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "bun:test";
 import { createServer, type Server } from "node:net";
 import { parseListenAddr } from "../../../src/proxy/listeners";
 import { helloRecordLength, parseClientHello } from "../../../src/proxy/listeners-hello";
-import { hostOnly, rawPathAndQuery } from "../../../src/proxy/listeners-plain";
+import { hostOnly } from "../../../src/proxy/listeners-plain";
 
 // a TCP server that keeps the first bytes each client sends (a real ClientHello) and hangs up
 const captured: Buffer[] = [];
@@ -86,10 +86,5 @@ describe("listener helpers", () => {
     expect(hostOnly(null)).toBeNull();
     expect(hostOnly("evil.com/x")).toBeNull();
     expect(hostOnly("a b")).toBeNull();
-  });
-
-  it("keeps the raw path and query of a request URL", () => {
-    expect(rawPathAndQuery("http://h:80/a/../b%20c?x=1&y")).toBe("/a/../b%20c?x=1&y");
-    expect(rawPathAndQuery("http://h")).toBe("/");
   });
 });
