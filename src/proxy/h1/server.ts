@@ -750,6 +750,8 @@ export function serveRaw(opts: RawServeOptions): RawServer {
   const listener: TCPSocketListener<ClientData> = Bun.listen<ClientData>({
     hostname: opts.hostname,
     port: opts.port,
+    // as on the TLS listeners (Bun 1.4.5 accepts it here, its types list it for connect only)
+    ...({ reusePort: true } as object),
     data: {} as ClientData,
     socket: {
       binaryType: "buffer",
