@@ -5,7 +5,7 @@
  * time answers 504.
  */
 import type { Log } from "../log/logger";
-import { cleanResponseHeaders, upstreamHeaders } from "./headers";
+import { cleanResponseHeaders, headerOptions, upstreamHeaders } from "./headers";
 import { errorPage } from "./pages";
 import type { Route } from "./route-table";
 import type { ConnInfo } from "./types";
@@ -95,14 +95,7 @@ export async function forward(req: Request, f: ForwardRequest, o: ForwardOptions
   const bodyless = req.body === null;
   const idempotent = IDEMPOTENT.has(req.method);
   const abandonable = bodyless && idempotent;
-  const headers = upstreamHeaders(req.headers, {
-    clientIp: info.clientIp,
-    secure: info.secure,
-    host: f.host,
-    trustForwarded: info.trustForwarded === true,
-    proxyToken: route.app === null ? o.proxyToken : null,
-    bodyless,
-  });
+  const headers = upstreamHeaders(req.headers, headerOptions(f, o.proxyToken, bodyless));
   let ac = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {

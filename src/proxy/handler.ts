@@ -9,7 +9,7 @@ import type { Clock } from "../lib/time";
 import { systemClock } from "../lib/time";
 import type { Log } from "../log/logger";
 import { type ForwardRequest, forward, WaitingAttempts } from "./forward";
-import { type HeaderSource, HSTS_VALUE, upstreamHeaders } from "./headers";
+import { type HeaderSource, HSTS_VALUE, headerOptions, upstreamHeaders } from "./headers";
 import { answerResponse, errorAnswer, type LocalAnswer } from "./pages";
 import { AppLimiters, rateKey } from "./ratelimit";
 import type { Route, RouteTable } from "./route-table";
@@ -174,16 +174,8 @@ export function createProxyHandler(o: ProxyHandlerOptions): ProxyRequestHandler 
   }
 
   async function upgrade(c: Pending, server: Server<unknown>): Promise<Response | undefined> {
-    const { req, route, info } = c;
-    const headers = upstreamHeaders(req.headers, {
-      clientIp: info.clientIp,
-      secure: info.secure,
-      host: c.host,
-      trustForwarded: info.trustForwarded === true,
-      proxyToken: route.app === null ? o.proxyToken : null,
-      bodyless: true,
-      websocket: true,
-    });
+    const { req } = c;
+    const headers = upstreamHeaders(req.headers, { ...headerOptions(c, o.proxyToken, true), websocket: true });
     const res = await ws.dial(req, server, `ws://${c.upstream}${c.target}`, headers);
     record(c, res?.status ?? 101);
     return res;

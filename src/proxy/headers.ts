@@ -1,3 +1,5 @@
+import type { ConnInfo } from "./types";
+
 /**
  * Header rewriting at the proxy: hop-by-hop headers removed both ways (RFC 9110 7.6.1), X-Forwarded-* set from what
  * the listener knows, and the management token header stripped from clients and added only toward the management
@@ -58,6 +60,25 @@ export interface UpstreamHeaderOptions {
   websocket?: boolean;
   /** Raw engine: pass Expect on (the upstream's 100 Continue reaches the client) and ask for a WebSocket upgrade. */
   raw?: { expect: boolean; upgrade: boolean };
+}
+
+/**
+ * The options every forwarded request shares: who the client is (from the listener), the Host to send, and the
+ * management token when the route is the management server's.
+ */
+export function headerOptions(
+  f: { info: ConnInfo; host: string; route: { app: string | null } },
+  proxyToken: string,
+  bodyless: boolean,
+): UpstreamHeaderOptions {
+  return {
+    clientIp: f.info.clientIp,
+    secure: f.info.secure,
+    host: f.host,
+    trustForwarded: f.info.trustForwarded === true,
+    proxyToken: f.route.app === null ? proxyToken : null,
+    bodyless,
+  };
 }
 
 /** Request headers as either engine holds them: fetch's Headers or the raw engine's HeaderList. */

@@ -89,20 +89,20 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
   // relay local port -> client address, for requests arriving through the ALPN front
   const relayed = new Map<number, string>();
 
+  /** The client behind peer `addr`, resolved through X-Forwarded-For when the peer is a trusted proxy. */
+  const peerInfo = (addr: string, forwardedFor: () => string | null, secure: boolean): ConnInfo => {
+    if (!opts.trusted || opts.trusted.size === 0) return { clientIp: normalizeIp(addr), secure };
+    const ip = clientIp(addr, forwardedFor(), opts.trusted);
+    return { clientIp: ip, secure, trustForwarded: opts.trusted.has(addr) };
+  };
   const info = (server: Server<unknown>, req: Request, secure: boolean, viaRelay = false): ConnInfo => {
     const peer = server.requestIP(req);
     let addr = peer?.address ?? "";
     if (viaRelay && peer) addr = relayed.get(peer.port) ?? addr;
-    if (!opts.trusted || opts.trusted.size === 0) return { clientIp: normalizeIp(addr), secure };
-    const ip = clientIp(addr, req.headers.get("x-forwarded-for"), opts.trusted);
-    return { clientIp: ip, secure, trustForwarded: opts.trusted.has(addr) };
+    return peerInfo(addr, () => req.headers.get("x-forwarded-for"), secure);
   };
   // the raw engine (plain listeners) sees the peer address and the parsed headers
-  const rawInfo = (peer: string, headers: HeaderList): ConnInfo => {
-    if (!opts.trusted || opts.trusted.size === 0) return { clientIp: normalizeIp(peer), secure: false };
-    const ip = clientIp(peer, headers.get("x-forwarded-for"), opts.trusted);
-    return { clientIp: ip, secure: false, trustForwarded: opts.trusted.has(normalizeIp(peer)) };
-  };
+  const rawInfo = (peer: string, headers: HeaderList): ConnInfo => peerInfo(peer, () => headers.get("x-forwarded-for"), false);
   const error = (e: Error) => {
     log.error("proxy request failed", { error: errorText(e) });
     return new Response("Internal Server Error", { status: 500, headers: { "content-type": "text/plain; charset=utf-8" } });

@@ -15,7 +15,7 @@ import type { Socket, TCPSocketListener } from "bun";
 import type { Log } from "../../log/logger";
 import { GONE, IDEMPOTENT, NOT_CONNECTED } from "../forward";
 import { type Admitted, normalizeInfo, type ProxyCore } from "../handler";
-import { responseHeaderPairs, upstreamHeaderPairs } from "../headers";
+import { HSTS_VALUE, headerOptions, responseHeaderPairs, upstreamHeaderPairs } from "../headers";
 import { errorAnswer, type LocalAnswer } from "../pages";
 import type { ConnInfo } from "../types";
 import {
@@ -347,15 +347,8 @@ class Exchange implements UpstreamUser {
     this.idempotent = IDEMPOTENT.has(head.method);
     this.bodyless = reqBody.framing.kind === "none";
     this.upgrade = isUpgrade(head);
-    const core = conn.server.opts.core;
-    const info = a.info;
     const pairs = upstreamHeaderPairs(head.headers, {
-      clientIp: info.clientIp,
-      secure: info.secure,
-      host: a.host,
-      trustForwarded: info.trustForwarded === true,
-      proxyToken: a.route.app === null ? core.proxyToken : null,
-      bodyless: this.bodyless,
+      ...headerOptions(a, conn.server.opts.core.proxyToken, this.bodyless),
       raw: { expect: true, upgrade: this.upgrade },
     });
     const te = reqBody.framing.kind === "chunked" ? "transfer-encoding: chunked\r\n" : "";
@@ -683,7 +676,7 @@ class Exchange implements UpstreamUser {
         ? "The app did not answer in time. Please try again."
         : "The app could not be reached. Please try again in a moment.";
     const hsts = this.a.info.secure && this.a.route.tls !== "off";
-    const a = errorAnswer(status, message, hsts ? { "strict-transport-security": "max-age=31536000" } : undefined);
+    const a = errorAnswer(status, message, hsts ? { "strict-transport-security": HSTS_VALUE } : undefined);
     this.core.record(this.a, status);
     const close = this.closeAfter || !this.reqBody.done;
     this.conn.ex = null;
