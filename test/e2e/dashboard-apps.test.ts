@@ -4,26 +4,14 @@
  * container logs, version diff and rollback, remove with volumes. Needs `bun run build` first and a running dockerd.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { freePort } from "../helpers/apps";
 import { type RunningBinary, startBinary } from "../helpers/binary";
+import { firstRunSetup, openDashboard, pageCall, pageFetch, unlabeledControls, watchPage } from "../helpers/dashboard";
 import { docker, ensureTestImages, removeProject, requireDocker } from "../helpers/docker";
 import { until } from "../helpers/http";
 import { tempDir } from "../helpers/tmp";
 
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
-const ADMIN = "admin";
-const ADMIN_PASSWORD = "first-run-password";
 /** Per test: deploys wait for the containers to settle. */
 const STEP_MS = 120_000;
 /** Deploys and actions on the real engine. */
@@ -38,7 +26,6 @@ let cwd: string;
 let server: RunningBinary | undefined;
 let url: string;
 let browser: Browser | undefined;
-let context: BrowserContext;
 let page: Page;
 let port: number;
 const pageProblems: string[] = [];
@@ -57,45 +44,6 @@ function compose(p: number, extra = ""): string {
 ${extra}volumes:
   data: {}
 `;
-}
-
-/** Form controls that have neither a <label> nor an aria-label. */
-async function unlabeledControls(p: Page): Promise<string[]> {
-  return p.evaluate(() =>
-    [...document.querySelectorAll<HTMLInputElement | HTMLSelectElement>("input, select, textarea")]
-      .filter(
-        (el) => !(el.labels && el.labels.length > 0) && !el.getAttribute("aria-label") && !el.getAttribute("aria-labelledby"),
-      )
-      .map((el) => el.outerHTML),
-  );
-}
-
-/** Status and JSON of a same-origin API call made by the page (with its session cookie). */
-async function pageFetch(p: Page, path: string): Promise<{ status: number; body: any }> {
-  return p.evaluate(async (path) => {
-    const r = await fetch(path);
-    const text = await r.text();
-    let body: unknown = text;
-    try {
-      body = JSON.parse(text);
-    } catch {}
-    return { status: r.status, body };
-  }, path);
-}
-
-/** A same-origin API call with a body, made by the page. */
-async function pageCall(p: Page, method: string, path: string, body?: unknown): Promise<number> {
-  return p.evaluate(
-    async ({ method, path, body }) => {
-      const r = await fetch(path, {
-        method,
-        headers: body === undefined ? {} : { "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return r.status;
-    },
-    { method, path, body },
-  );
 }
 
 /** GET the published port of the app: the status, or 0 when nothing answers. */
@@ -134,13 +82,6 @@ async function waitStatus(status: string) {
   await appHeader().getByText(`status: ${status}`, { exact: true }).waitFor({ timeout: DEPLOY_MS });
 }
 
-function watch(p: Page) {
-  p.on("pageerror", (e) => pageProblems.push(`page error: ${e.message}`));
-  p.on("console", (m) => {
-    if (m.type() === "error" && /Content Security Policy|Refused to/i.test(m.text())) pageProblems.push(`csp: ${m.text()}`);
-  });
-}
-
 beforeAll(async () => {
   await requireDocker();
   await ensureTestImages();
@@ -156,18 +97,8 @@ beforeAll(async () => {
     },
   });
   url = server.url;
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "light", locale: "en-US" });
-  page = await context.newPage();
-  watch(page);
-
-  await page.goto(url);
-  const setup = page.getByRole("form", { name: "First-run setup" });
-  await setup.getByLabel("Username").fill(ADMIN);
-  await setup.getByLabel("Password", { exact: true }).fill(ADMIN_PASSWORD);
-  await setup.getByLabel("Confirm password").fill(ADMIN_PASSWORD);
-  await setup.getByRole("button", { name: "Create administrator" }).click();
-  await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+  ({ browser, page } = await openDashboard(pageProblems, 900));
+  await firstRunSetup(page, url);
 }, STEP_MS);
 
 afterAll(async () => {
@@ -399,7 +330,7 @@ describe("dashboard apps", () => {
       const other = await browser!.newContext({ locale: "en-US" });
       try {
         const p = await other.newPage();
-        watch(p);
+        watchPage(p, pageProblems);
         await p.goto(`${url}/apps`);
         const login = p.getByRole("form", { name: "Log in" });
         await login.getByLabel("Username").fill("vera");

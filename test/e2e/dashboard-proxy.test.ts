@@ -6,26 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type RunningBinary, startBinary } from "../helpers/binary";
+import { firstRunSetup, openDashboard, pageFetch, unlabeledControls } from "../helpers/dashboard";
 import { ensureTestImages, removeProject, requireDocker } from "../helpers/docker";
 import { until } from "../helpers/http";
 import { fetchTls, opensslCert } from "../helpers/tls";
 import { tempDir } from "../helpers/tmp";
 
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
-const ADMIN = "admin";
-const ADMIN_PASSWORD = "first-run-password";
 /** Per test: the deploy waits for the container to settle. */
 const STEP_MS = 120_000;
 const DEPLOY_MS = 90_000;
@@ -58,37 +46,6 @@ let page: Page;
 let proxyPort: number;
 const pageProblems: string[] = [];
 
-/** Status and JSON of a same-origin API call made by the page (with its session cookie). */
-async function pageFetch(p: Page, path: string, init: { method?: string; body?: unknown } = {}) {
-  return p.evaluate(
-    async ({ path, init }) => {
-      const r = await fetch(path, {
-        method: init.method ?? "GET",
-        headers: init.body === undefined ? {} : { "content-type": "application/json" },
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      });
-      const text = await r.text();
-      let body: any = text;
-      try {
-        body = JSON.parse(text);
-      } catch {}
-      return { status: r.status, body };
-    },
-    { path, init },
-  );
-}
-
-/** Form controls that have neither a <label> nor an aria-label. */
-async function unlabeledControls(p: Page): Promise<string[]> {
-  return p.evaluate(() =>
-    [...document.querySelectorAll<HTMLInputElement | HTMLSelectElement>("input, select, textarea")]
-      .filter(
-        (el) => !(el.labels && el.labels.length > 0) && !el.getAttribute("aria-label") && !el.getAttribute("aria-labelledby"),
-      )
-      .map((el) => el.outerHTML),
-  );
-}
-
 const appTab = (name: string) => page.getByRole("navigation", { name: "App sections" }).getByRole("link", { name, exact: true });
 const endpoint = (host: string) => page.getByRole("region", { name: `Endpoint ${host}` });
 const hostRow = (host: string) =>
@@ -111,22 +68,8 @@ beforeAll(async () => {
     },
   });
   url = server.url;
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "light", locale: "en-US" });
-  page = await context.newPage();
-  page.on("pageerror", (e) => pageProblems.push(`page error: ${e.message}`));
-  page.on("console", (m) => {
-    if (m.type() === "error" && /Content Security Policy|Refused to/i.test(m.text())) pageProblems.push(`csp: ${m.text()}`);
-  });
-
-  await page.goto(url);
-  const setup = page.getByRole("form", { name: "First-run setup" });
-  await setup.getByLabel("Username").fill(ADMIN);
-  await setup.getByLabel("Password", { exact: true }).fill(ADMIN_PASSWORD);
-  await setup.getByLabel("Confirm password").fill(ADMIN_PASSWORD);
-  await setup.getByRole("button", { name: "Create administrator" }).click();
-  await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
-
+  ({ browser, context, page } = await openDashboard(pageProblems, 900));
+  await firstRunSetup(page, url);
   // the proxy's port is not printed on the listening line: the process log has it
   proxyPort = await until(
     async () => {

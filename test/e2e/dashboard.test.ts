@@ -4,24 +4,12 @@
  * password change, logout and login. Needs `bun run build` first.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type RunningBinary, startBinary } from "../helpers/binary";
+import { ADMIN, ADMIN_PASSWORD, openDashboard, pageFetch, unlabeledControls, watchPage } from "../helpers/dashboard";
 import { until } from "../helpers/http";
 import { tempDir } from "../helpers/tmp";
 
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
-const ADMIN = "admin";
-const ADMIN_PASSWORD = "first-run-password";
 const NEW_ADMIN_PASSWORD = "changed-password-42";
 const KEY_PATTERN = /^sd_[0-9a-f]{64}$/;
 /** Per test: a browser flow with a server restart needs more than bun's 5 s default. */
@@ -46,30 +34,6 @@ let page: Page;
 let apiKey = "";
 /** Uncaught page errors and CSP violations: both mean the dashboard is broken somewhere. */
 const pageProblems: string[] = [];
-
-/** Form controls that have neither a <label> nor an aria-label. */
-async function unlabeledControls(p: Page): Promise<string[]> {
-  return p.evaluate(() =>
-    [...document.querySelectorAll<HTMLInputElement | HTMLSelectElement>("input, select, textarea")]
-      .filter(
-        (el) => !(el.labels && el.labels.length > 0) && !el.getAttribute("aria-label") && !el.getAttribute("aria-labelledby"),
-      )
-      .map((el) => el.outerHTML),
-  );
-}
-
-/** Status and JSON of a same-origin API call made by the page (with its session cookie). */
-async function pageFetch(p: Page, path: string): Promise<{ status: number; body: any }> {
-  return p.evaluate(async (path) => {
-    const r = await fetch(path);
-    const text = await r.text();
-    let body: unknown = text;
-    try {
-      body = JSON.parse(text);
-    } catch {}
-    return { status: r.status, body };
-  }, path);
-}
 
 /** An API call from outside the browser. */
 async function apiCall(method: string, path: string, opts: { bearer?: string; body?: unknown } = {}) {
@@ -100,24 +64,14 @@ async function openUserMenu() {
   await page.getByRole("button", { name: `Account menu for ${ADMIN}` }).click();
 }
 
-function watch(p: Page) {
-  p.on("pageerror", (e) => pageProblems.push(`page error: ${e.message}`));
-  p.on("console", (m) => {
-    if (m.type() === "error" && /Content Security Policy|Refused to/i.test(m.text())) pageProblems.push(`csp: ${m.text()}`);
-  });
-}
-
 beforeAll(async () => {
   cwd = tempDir("sundeck-dashboard-e2e-");
   // startBinary passes only PATH and HOME besides `env`, so SUNDECK_CONFIG from the outside cannot leak in
   server = await startBinary([], { cwd, env: serverEnv() });
   url = server.url;
   expect(server.output()).toContain('config="embedded default"');
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light", locale: "en-US" });
+  ({ browser, context, page } = await openDashboard(pageProblems, 800));
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: url });
-  page = await context.newPage();
-  watch(page);
 }, STEP_MS);
 
 afterAll(async () => {
@@ -495,7 +449,7 @@ describe("dashboard", () => {
       const other = await browser!.newContext({ locale: "en-US" });
       try {
         const p = await other.newPage();
-        watch(p);
+        watchPage(p, pageProblems);
         await p.goto(url);
         const form = p.getByRole("form", { name: "Log in" });
         await form.getByLabel("Username").fill("alice");
