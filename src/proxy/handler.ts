@@ -95,7 +95,10 @@ export interface ProxyCore {
   waiting: WaitingAttempts;
   /** Count an app response (status known) in the request stats. */
   record(a: Admitted, status: number, bytes?: number): void;
+  /** Most ms to wait for response headers (then 504). */
   headersMs: number;
+  /** Most ms to wait for an upstream's answer to a WebSocket upgrade (then 504 on the raw engine). */
+  wsConnectMs: number;
   proxyToken: string;
   log: Log;
 }
@@ -120,7 +123,8 @@ export function createProxyHandler(o: ProxyHandlerOptions): ProxyRequestHandler 
   const clock = o.clock ?? systemClock;
   const headersMs = o.timeouts?.headersMs ?? 60_000;
   const limiters = new AppLimiters(clock, o.rateLimitKeys);
-  const ws = createWsProxy({ log: o.log, connectMs: o.timeouts?.wsConnectMs ?? 10_000 });
+  const wsConnectMs = o.timeouts?.wsConnectMs ?? 10_000;
+  const ws = createWsProxy({ log: o.log, connectMs: wsConnectMs });
   const waiting = new WaitingAttempts();
   let seen: RouteTable | null = null;
 
@@ -211,7 +215,7 @@ export function createProxyHandler(o: ProxyHandlerOptions): ProxyRequestHandler 
     return { forward: { route, upstream, target: r.target, host, info, authority, path, t0 } };
   }
 
-  const core: ProxyCore = { admit, reroute, waiting, record, headersMs, proxyToken: o.proxyToken, log: o.log };
+  const core: ProxyCore = { admit, reroute, waiting, record, headersMs, wsConnectMs, proxyToken: o.proxyToken, log: o.log };
 
   return {
     fetch(req, server, conn) {

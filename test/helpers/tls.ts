@@ -241,6 +241,7 @@ export function echoHandler() {
     waiting: new WaitingAttempts(),
     record: () => {},
     headersMs: 60_000,
+    wsConnectMs: 10_000,
     proxyToken: "t",
     log: new LogSink({ stdout: false }).logger("proxy"),
   };

@@ -362,7 +362,9 @@ class Exchange implements UpstreamUser {
   /** Connect (or reuse a connection) to the chosen replica and send the request. */
   dial(): void {
     const addr = this.a.upstream;
-    const idle = takeIdle(addr, this);
+    // an upgrade always gets a fresh connection: the tunnel uses it up anyway, and a Bun.serve upstream was seen to
+    // leave an upgrade unanswered on a connection that had carried earlier requests (about 1 run in 15)
+    const idle = this.upgrade ? null : takeIdle(addr, this);
     if (idle !== null) {
       this.send(idle);
       return;
@@ -387,7 +389,8 @@ class Exchange implements UpstreamUser {
     this.pendingBytes = 0;
     if (out.blocked) this.conn.pause();
     else if ((this.conn.buf?.length ?? 0) <= READ_AHEAD) this.conn.resume();
-    this.deadline = performance.now() + this.core.headersMs;
+    // an upgrade waits as long as the Bun.serve front's WebSocket dial does
+    this.deadline = performance.now() + (this.upgrade ? this.core.wsConnectMs : this.core.headersMs);
     if (this.bodyless && this.idempotent) {
       this.waitingOn = this.a.upstream;
       this.core.waiting.add(this.waitingOn, this);
@@ -663,7 +666,11 @@ class Exchange implements UpstreamUser {
   private fail(status: 502 | 504, error: string): void {
     const { log } = this.core;
     const fields = { app: this.a.route.app, upstream: this.a.upstream, error };
-    if (status === 504) log.warn("upstream sent no response headers in time", { ...fields, ms: this.core.headersMs });
+    if (status === 504)
+      log.warn("upstream sent no response headers in time", {
+        ...fields,
+        ms: this.upgrade ? this.core.wsConnectMs : this.core.headersMs,
+      });
     else log.warn("upstream request failed", fields);
     if (this.up !== null) discard(this.up);
     this.finish();
@@ -715,7 +722,7 @@ class Engine {
   private readonly tickMs: number;
 
   constructor(readonly opts: RawServeOptions) {
-    this.tickMs = Math.max(50, Math.min(1000, Math.floor(opts.core.headersMs / 4)));
+    this.tickMs = Math.max(50, Math.min(1000, Math.floor(Math.min(opts.core.headersMs, opts.core.wsConnectMs) / 4)));
   }
 
   added(c: ClientConn): void {

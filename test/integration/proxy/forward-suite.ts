@@ -478,6 +478,50 @@ export function forwardSuite(kind: FrontKind): void {
       await c.closed;
     });
 
+    it("waits for a slow upgrade answer as long as the WebSocket timeout allows, not the header timeout", async () => {
+      // answers the handshake after 700 ms: past headersMs (400), within wsConnectMs (2000)
+      const late = Bun.listen({
+        hostname: "127.0.0.1",
+        port: 0,
+        socket: {
+          data(s, d) {
+            const key = /sec-websocket-key: *(\S+)/i.exec(d.toString())?.[1] ?? "";
+            const accept = new Bun.CryptoHasher("sha1").update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest("base64");
+            setTimeout(() => {
+              s.write(
+                `HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-accept: ${accept}\r\n\r\n`,
+              );
+            }, 700);
+          },
+        },
+      });
+      const h = createProxyHandler({
+        table: () =>
+          buildRouteTable({
+            apps: [app("late", [{ hosts: ["late.test"] }])],
+            upstreams: () => [`127.0.0.1:${late.port}`],
+            defaults: { ratelimit: { requests: 1000, windowMs: 60_000, burst: 1000, by: "ip" } },
+          }),
+        stats: new RequestStats(),
+        log: new LogSink({ stdout: false }).logger("proxy"),
+        proxyToken: "t",
+        timeouts: { headersMs: 400, wsConnectMs: 2000 },
+      });
+      const p = serve(h, false);
+      try {
+        const ws = new WebSocket(`ws://127.0.0.1:${p.port}/`, { headers: { host: "late.test" } } as unknown as string[]);
+        const opened = await new Promise<boolean>((resolve) => {
+          ws.onopen = () => resolve(true);
+          ws.onerror = () => resolve(false);
+        });
+        expect(opened).toBe(true);
+        ws.close();
+      } finally {
+        await p.stop(true);
+        late.stop(true);
+      }
+    });
+
     it("answers 502 when the upstream cannot be dialled", async () => {
       const r = await get("refused.test", "/", {
         headers: {
