@@ -6,11 +6,12 @@ import { X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Server, ServerWebSocket } from "bun";
+import type { ServerWebSocket } from "bun";
 import { LogSink } from "../../src/log/logger";
 import { WaitingAttempts } from "../../src/proxy/forward";
 import type { ProxyCore } from "../../src/proxy/handler";
 import type { Route } from "../../src/proxy/route-table";
+import type { ProxyHandler } from "../../src/proxy/types";
 
 /** A PEM certificate (chain) and key, with the files they were written to. */
 export interface PemPair {
@@ -187,31 +188,38 @@ export function fetchTls(
 }
 
 /**
- * A ProxyHandler for listener tests: answers JSON with the host, path and ConnInfo; `/hold` waits for `release()`;
- * `/ws` upgrades to a WebSocket that echoes each message after the ConnInfo. The Bun.serve front (TLS listeners) calls
- * `fetch`; the raw engine (plain listeners) forwards everything through `core` to an upstream on loopback that answers
- * the same, reading the ConnInfo back from X-Forwarded-For and X-Forwarded-Proto.
+ * A ProxyHandler for listener tests: every request goes through the raw engine to an upstream on loopback that
+ * answers JSON with the host, path, the client address and scheme it was told (X-Forwarded-For's first entry,
+ * X-Forwarded-Proto) and the X-Forwarded-For it received; `/hold` waits for `release()`; `/ws` upgrades to a WebSocket
+ * that echoes each message after the same facts.
  */
 export function echoHandler() {
   let held: Array<() => void> = [];
   const state = { holding: 0 };
-  const answer = async (req: Request, info: { clientIp: string; secure: boolean }) => {
-    const url = new URL(req.url);
-    if (url.pathname === "/hold") {
-      state.holding++;
-      await new Promise<void>((r) => held.push(r));
-      state.holding--;
-    }
-    return Response.json({ host: req.headers.get("host"), path: url.pathname, query: url.search, ...info });
+  const facts = (req: Request) => {
+    const xff = req.headers.get("x-forwarded-for") ?? "";
+    return { clientIp: xff.split(",")[0].trim(), secure: req.headers.get("x-forwarded-proto") === "https", xff };
   };
-  const upstream = Bun.serve({
+  const upstream = Bun.serve<{ facts: ReturnType<typeof facts> }>({
     hostname: "127.0.0.1",
     port: 0,
-    fetch: (req) =>
-      answer(req, {
-        clientIp: req.headers.get("x-forwarded-for") ?? "",
-        secure: req.headers.get("x-forwarded-proto") === "https",
-      }),
+    async fetch(req, server) {
+      const url = new URL(req.url);
+      if (url.pathname === "/ws") {
+        return server.upgrade(req, { data: { facts: facts(req) } }) ? undefined : new Response("no", { status: 400 });
+      }
+      if (url.pathname === "/hold") {
+        state.holding++;
+        await new Promise<void>((r) => held.push(r));
+        state.holding--;
+      }
+      return Response.json({ host: req.headers.get("host"), path: url.pathname, query: url.search, ...facts(req) });
+    },
+    websocket: {
+      message(ws: ServerWebSocket<{ facts: ReturnType<typeof facts> }>, msg: string | Buffer) {
+        ws.send(`${JSON.stringify(ws.data.facts)} ${msg}`);
+      },
+    },
   });
   const route: Route = {
     app: "echo",
@@ -245,20 +253,7 @@ export function echoHandler() {
     proxyToken: "t",
     log: new LogSink({ stdout: false }).logger("proxy"),
   };
-  const handler = {
-    core,
-    async fetch(req: Request, server: Server<unknown>, info: { clientIp: string; secure: boolean }) {
-      if (new URL(req.url).pathname === "/ws") {
-        return server.upgrade(req, { data: info }) ? undefined : new Response("no", { status: 400 });
-      }
-      return answer(req, info);
-    },
-    websocket: {
-      message(ws: ServerWebSocket<unknown>, msg: string | Buffer) {
-        ws.send(`${JSON.stringify(ws.data)} ${msg}`);
-      },
-    },
-  };
+  const handler = { core } as ProxyHandler;
   return {
     handler,
     /** Requests waiting in `/hold`. */

@@ -88,7 +88,7 @@ export function createAcmeIssuer(opts: AcmeOptions): AcmeIssuer {
       opts.store.writeAccountKey(key);
       log.info("acme account key created");
     }
-    // poll validations from 0.5 s (doubling to 30 s): the ALPN window stays open only as long as needed
+    // poll validations from 0.5 s (doubling to 30 s): a challenge stays published only as long as needed
     const client = new acme.Client({ directoryUrl, accountKey: key, backoffAttempts: 12, backoffMin: 500, backoffMax: 30_000 });
     await client.createAccount({ termsOfServiceAgreed: true, contact: opts.email ? [`mailto:${opts.email}`] : undefined });
     log.info("acme account ready", { directory: directoryUrl });

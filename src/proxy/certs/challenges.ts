@@ -1,7 +1,7 @@
 /**
  * The ACME challenge board: HTTP-01 key authorizations the plain listener answers and TLS-ALPN-01 certificates the
  * TLS listener presents. Publishing an ALPN certificate waits until our own listener really serves it, so the CA is
- * only asked to validate once the ALPN window is open.
+ * only asked to validate once a validator would see it.
  */
 import { X509Certificate } from "node:crypto";
 import { connect } from "node:tls";

@@ -52,7 +52,7 @@ export interface CertManagerOptions {
   caTrust?: string;
   /** Challenge types in order of preference: http-01 needs the plain listener. */
   challenges?: readonly ChallengeType[];
-  /** Where our TLS listener answers, to confirm the ALPN window before asking the CA to validate. */
+  /** Where our TLS listener answers, to confirm it presents a TLS-ALPN-01 certificate before the CA validates. */
   tlsProbe?: ProbeTarget;
   /** Concurrent ACME orders. */
   concurrency?: number;

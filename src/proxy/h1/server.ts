@@ -11,6 +11,8 @@
  * their framing untouched (chunked stays chunked), except that an HTTP/1.0 client gets a chunked response decoded and
  * the connection closed after it. A WebSocket upgrade the upstream accepts (101) becomes a byte tunnel.
  */
+
+import type { TLSSocket } from "node:tls";
 import type { Socket, TCPSocketListener } from "bun";
 import type { Log } from "../../log/logger";
 import { GONE, IDEMPOTENT, NOT_CONNECTED } from "../forward";
@@ -32,7 +34,7 @@ import {
   requestFraming,
   responseFraming,
 } from "./framing";
-import { Outbox } from "./outbox";
+import { BunLink, type ClientLink, TlsLink } from "./link";
 import { connectUpstream, discard, release, takeIdle, type UpstreamSocket, type UpstreamUser } from "./pool";
 
 /** Idle keep-alive client connections close after this long, as on the management server. */
@@ -53,15 +55,18 @@ export interface EarlyRequest {
   host: string | null;
 }
 
-export interface RawServeOptions {
-  hostname: string;
-  port: number;
+export interface EngineOptions {
   core: ProxyCore;
   /** The client as the handler sees it, from the socket's peer address and the request's headers. */
-  info(peer: string, headers: HeaderList): ConnInfo;
+  info(peer: string, headers: HeaderList, secure: boolean): ConnInfo;
   /** Answer a request before routing (ACME challenges, redirects); null passes it to the proxy. */
   early?(r: EarlyRequest): LocalAnswer | null;
   log: Log;
+}
+
+export interface RawServeOptions extends EngineOptions {
+  hostname: string;
+  port: number;
 }
 
 export interface RawServer {
@@ -75,9 +80,8 @@ export interface RawServer {
 
 interface ClientData {
   conn: ClientConn;
+  link: BunLink;
 }
-
-type ClientSocket = Socket<ClientData>;
 
 const LOCAL_CONNECTION_CLOSE = "connection: close\r\n";
 
@@ -125,7 +129,7 @@ function wantsClose(head: { minor: 0 | 1; headers: HeaderList }): boolean {
 
 /** One client connection: reads requests, runs one exchange at a time. */
 class ClientConn {
-  readonly out: Outbox;
+  readonly link: ClientLink;
   /** Bytes received and not yet handled (a partial head, or requests pipelined behind the exchange). */
   buf: Buffer | null = null;
   /** When the partial head in `buf` began arriving (0: none). */
@@ -138,23 +142,23 @@ class ClientConn {
   paused = false;
 
   constructor(
-    readonly sock: ClientSocket,
-    readonly server: Engine,
+    readonly server: RawEngine,
+    link: (flowing: () => void) => ClientLink,
   ) {
-    this.out = new Outbox(sock as Socket<unknown>, () => this.ex?.clientFlowing());
+    this.link = link(() => this.ex?.clientFlowing());
   }
 
   pause(): void {
     if (!this.paused) {
       this.paused = true;
-      this.sock.pause();
+      this.link.pause();
     }
   }
 
   resume(): void {
     if (this.paused) {
       this.paused = false;
-      this.sock.resume();
+      this.link.resume();
     }
   }
 
@@ -240,7 +244,7 @@ class ClientConn {
       this.answer(early, head.method, close || framing.kind !== "none");
       return;
     }
-    const info = normalizeInfo(s.opts.info(this.sock.remoteAddress, head.headers));
+    const info = normalizeInfo(s.opts.info(this.link.remoteAddress, head.headers, this.link.secure));
     const r = { method: head.method, authority: where.authority, path: where.path, target: where.target, headers: head.headers };
     const a = s.opts.core.admit(r, info, t0);
     // a request answered here leaves its body unread, so the connection closes after the answer
@@ -264,7 +268,7 @@ class ClientConn {
     const pairs = Object.entries(a.headers).map(([k, v]) => [k.toLowerCase(), v] as [string, string]);
     pairs.push(["content-length", String(body.length)]);
     const head = serializeHead(statusLine(a.status, reasonFor(a.status)), pairs, close ? LOCAL_CONNECTION_CLOSE : "");
-    this.out.write(method === "HEAD" ? head : Buffer.concat([Buffer.from(head, "latin1"), body]));
+    this.link.write(method === "HEAD" ? head : Buffer.concat([Buffer.from(head, "latin1"), body]));
     if (close) this.end();
   }
 
@@ -277,7 +281,7 @@ class ClientConn {
   end(): void {
     this.closing = true;
     this.buf = null;
-    this.out.end();
+    this.link.end();
   }
 
   /** The exchange ended; go on with the next request or close. */
@@ -305,7 +309,7 @@ class ClientConn {
       return;
     }
     if (this.headSince > 0 && now - this.headSince > HEAD_MS) {
-      this.sock.terminate();
+      this.link.terminate();
       return;
     }
     if (this.buf === null && now - this.lastActive > IDLE_MS) this.end();
@@ -472,7 +476,7 @@ class Exchange implements UpstreamUser {
   }
 
   private toClient(b: Buffer): void {
-    const out = this.conn.out;
+    const out = this.conn.link;
     out.write(b);
     if (out.blocked && this.up !== null && !this.upPaused) {
       this.upPaused = true;
@@ -659,7 +663,7 @@ class Exchange implements UpstreamUser {
     }
     // a response cut short: the client must not take it for a whole one
     this.finish();
-    this.conn.sock.terminate();
+    this.conn.link.terminate();
   }
 
   /** Answer the client with an error page (when nothing of a response was written), or drop it. */
@@ -675,7 +679,7 @@ class Exchange implements UpstreamUser {
     if (this.up !== null) discard(this.up);
     this.finish();
     if (this.res !== null || this.tunnel) {
-      this.conn.sock.terminate();
+      this.conn.link.terminate();
       return;
     }
     const message =
@@ -696,7 +700,7 @@ class Exchange implements UpstreamUser {
     this.core.log.warn("proxied message malformed, connection closed", { app: this.a.route.app, error: why });
     if (this.up !== null) discard(this.up);
     this.finish();
-    this.conn.sock.terminate();
+    this.conn.link.terminate();
   }
 
   clientGone(): void {
@@ -714,23 +718,56 @@ class Exchange implements UpstreamUser {
   }
 }
 
-/** The listener and its connections. */
-class Engine {
+/** The connections of one listener (or of several: the TLS front hands over sockets after their handshake). */
+export class RawEngine {
   readonly conns = new Set<ClientConn>();
   stopping = false;
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly tickMs: number;
 
-  constructor(readonly opts: RawServeOptions) {
+  constructor(readonly opts: EngineOptions) {
     this.tickMs = Math.max(50, Math.min(1000, Math.floor(Math.min(opts.core.headersMs, opts.core.wsConnectMs) / 4)));
   }
 
-  added(c: ClientConn): void {
+  /** Serve a connection whose socket `link` wraps. */
+  adopt(link: (flowing: () => void) => ClientLink): ClientConn {
+    const c = new ClientConn(this, link);
     this.conns.add(c);
     if (this.timer === null) {
       this.timer = setInterval(() => this.tick(), this.tickMs);
       this.timer.unref?.();
     }
+    return c;
+  }
+
+  /** Serve a TLS connection whose handshake is done; `peer` is the client's address. */
+  adoptTls(sock: TLSSocket, peer: string): void {
+    if (this.stopping) {
+      sock.destroy();
+      return;
+    }
+    const c = this.adopt((flowing) => new TlsLink(sock, peer, flowing));
+    sock.on("data", (b: Buffer) => c.onData(b));
+    sock.on("error", () => sock.destroy());
+    sock.once("close", () => c.onClose());
+  }
+
+  /** Open client connections. */
+  connections(): number {
+    return this.conns.size;
+  }
+
+  /**
+   * Finish after the listeners stopped accepting: exchanges in progress finish and idle connections close (all of
+   * them close now when `closeActive`).
+   */
+  async stop(closeActive = false): Promise<void> {
+    this.stopping = true;
+    for (const c of this.conns) {
+      if (closeActive) c.link.terminate();
+      else if (c.ex === null) c.end();
+    }
+    while (this.conns.size > 0) await Bun.sleep(20);
   }
 
   private tick(): void {
@@ -744,27 +781,30 @@ class Engine {
   }
 }
 
-/** Listen on `hostname:port` (SO_REUSEPORT, like the TLS listeners) with the raw engine. */
+/** Listen on `hostname:port` (SO_REUSEPORT, like the TLS listener) with the raw engine, plain HTTP. */
 export function serveRaw(opts: RawServeOptions): RawServer {
-  const engine = new Engine(opts);
+  const engine = new RawEngine(opts);
   const listener: TCPSocketListener<ClientData> = Bun.listen<ClientData>({
     hostname: opts.hostname,
     port: opts.port,
-    // as on the TLS listeners (Bun 1.4.5 accepts it here, its types list it for connect only)
+    // Bun 1.4.5 accepts it here; its types list it for connect only
     ...({ reusePort: true } as object),
     data: {} as ClientData,
     socket: {
       binaryType: "buffer",
       open(s) {
-        const c = new ClientConn(s, engine);
-        s.data = { conn: c };
-        engine.added(c);
+        let link: BunLink | undefined;
+        const conn = engine.adopt((flowing) => {
+          link = new BunLink(s as Socket<unknown>, flowing);
+          return link;
+        });
+        s.data = { conn, link: link! };
       },
       data(s, buf) {
         s.data.conn.onData(buf as Buffer);
       },
       drain(s) {
-        s.data.conn.out.drain();
+        s.data.link.drain();
       },
       close(s) {
         s.data.conn?.onClose();
@@ -775,15 +815,10 @@ export function serveRaw(opts: RawServeOptions): RawServer {
   return {
     hostname: listener.hostname,
     port: listener.port,
-    connections: () => engine.conns.size,
+    connections: () => engine.connections(),
     async stop(closeActive = false) {
-      engine.stopping = true;
       listener.stop(false);
-      for (const c of engine.conns) {
-        if (closeActive) c.sock.terminate();
-        else if (c.ex === null) c.end();
-      }
-      while (engine.conns.size > 0) await Bun.sleep(20);
+      await engine.stop(closeActive);
     },
   };
 }

@@ -167,7 +167,7 @@ describe("plain listener", () => {
 });
 
 describe("certificate changes", () => {
-  it("start a fresh listener without dropping in-flight requests", async () => {
+  it("take effect on the next handshake without dropping in-flight requests", async () => {
     const caPem = manager.localCa()!.caPem();
     const slow = fetchTls(tlsPort, "local.test", "/hold", caPem);
     await until(() => echo.holding() === 1, { what: "the held request" });
@@ -178,7 +178,7 @@ describe("certificate changes", () => {
       { host: "new.test", tls: "local" },
     ]);
     await listeners.settled();
-    // new connections see the new certificate set while the old listener still holds the request
+    // new connections see the new certificate set while the request is still held
     expect((await sClient(tlsPort, "new.test")).subject).toBe("CN=new.test");
     const fresh = await fetchTls(tlsPort, "new.test", "/", caPem);
     expect(fresh.status).toBe(200);
