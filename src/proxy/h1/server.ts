@@ -625,8 +625,11 @@ class Exchange implements UpstreamUser {
     if (up !== null) {
       const h = this.res!.headers;
       const reusable = reqDone && this.res!.minor === 1 && !(h.get("connection")?.toLowerCase().includes("close") ?? false);
-      if (reusable && this.resBody!.framing.kind !== "close") release(up);
-      else discard(up);
+      if (reusable && this.resBody!.framing.kind !== "close") {
+        // paused while the client lagged behind: an idle pooled connection must be read (a next request, a close)
+        if (this.upPaused) up.resume();
+        release(up);
+      } else discard(up);
     }
     this.conn.exchangeEnded(this.closeAfter);
   }

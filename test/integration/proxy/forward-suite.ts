@@ -1,16 +1,19 @@
 /**
- * The proxy handler against real upstreams on the host (Bun servers): forwarding, headers, errors, limits, streaming
- * and WebSockets, through either front: Bun.serve + fetch (forward.test.ts) or the raw HTTP/1.1 engine
- * (forward-raw.test.ts). The container-backed tests are in proxy.test.ts.
+ * The proxy against real upstreams on the host (Bun servers): forwarding, headers, errors, limits, streaming and
+ * WebSockets through the raw HTTP/1.1 engine, with clients on a plain listener (forward.test.ts) or on the real TLS
+ * listener (forward-tls.test.ts). The container-backed tests are in proxy.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { AppLabels, Endpoint } from "../../../src/compose/model";
 import { LogSink } from "../../../src/log/logger";
 import { serveRaw } from "../../../src/proxy/h1/server";
 import { createProxyHandler, type ProxyRequestHandler } from "../../../src/proxy/handler";
+import { startListeners } from "../../../src/proxy/listeners";
 import { buildRouteTable, type RouteTable } from "../../../src/proxy/route-table";
 import { RequestStats } from "../../../src/proxy/stats";
 import { until } from "../../helpers/http";
+import { opensslCert } from "../../helpers/tls";
+import { tempDir } from "../../helpers/tmp";
 import { GZIP_BODY, type HostUpstream, startUpstream } from "../../helpers/upstream";
 
 const MiB = 1024 * 1024;
@@ -21,7 +24,13 @@ interface Front {
   stop(closeActive?: boolean): Promise<unknown>;
 }
 
-export type FrontKind = "serve" | "raw";
+/** How clients reach the proxy: plain HTTP, or TLS through the real TLS listener. */
+export type FrontKind = "plain" | "tls";
+
+/** Self-signed, for any name: the suite is about forwarding, certificate choice is tested in listener-tls.test.ts. */
+const pair = opensslCert(tempDir(), { sans: ["proxy.test"] });
+/** What fetch and WebSocket need to talk to the TLS listener. */
+const insecure = { tls: { rejectUnauthorized: false } };
 
 export function forwardSuite(kind: FrontKind): void {
   let one: HostUpstream;
@@ -30,9 +39,13 @@ export function forwardSuite(kind: FrontKind): void {
   let table: RouteTable;
   let stats: RequestStats;
   let handler: ProxyRequestHandler;
-  let proxy: Front;
+  let plainProxy: Front;
   let tlsProxy: Front;
+  /** The front the suite talks to (`kind`). */
+  let proxy: Front;
   let base: string;
+  const scheme = kind === "tls" ? "https" : "http";
+  const wsScheme = kind === "tls" ? "wss" : "ws";
 
   function app(
     slug: string,
@@ -49,29 +62,30 @@ export function forwardSuite(kind: FrontKind): void {
     };
   }
 
-  function serve(h: ProxyRequestHandler, secure: boolean): Front {
-    if (kind === "raw") {
-      const s = serveRaw({
-        hostname: "127.0.0.1",
-        port: 0,
-        core: h.core,
-        info: (peer) => ({ clientIp: peer, secure }),
-        log: new LogSink({ stdout: false }).logger("proxy"),
-      });
+  async function serve(h: ProxyRequestHandler, secure: boolean): Promise<Front> {
+    const log = new LogSink({ stdout: false }).logger("proxy");
+    if (!secure) {
+      const s = serveRaw({ hostname: "127.0.0.1", port: 0, core: h.core, info: (peer) => ({ clientIp: peer, secure }), log });
       return { port: s.port, stop: (c) => s.stop(c) };
     }
-    const s = Bun.serve({
-      port: 0,
-      maxRequestBodySize: 1024 * MiB,
-      fetch: (req, server) => h.fetch(req, server, { clientIp: server.requestIP(req)!.address, secure }),
-      websocket: h.websocket,
+    const fallback = { serverName: "", key: pair.key, cert: pair.cert };
+    const l = await startListeners({
+      config: { listenAddr: "127.0.0.1:0", httpListenAddr: "", mode: "custom" },
+      handler: h,
+      certs: { sni: () => [], fallback: () => fallback, onChange: () => () => {}, http01: () => null, alpnChallenges: () => [] },
+      log,
     });
-    return { port: s.port!, stop: (c) => s.stop(c) };
+    return { port: l.ports().main, stop: (c) => l.stop(c) };
   }
 
   /** A request to the proxy for `host`. */
   function get(host: string, path = "/", init: RequestInit = {}, to = base) {
-    return fetch(`${to}${path}`, { redirect: "manual", ...init, headers: { host, ...(init.headers as Record<string, string>) } });
+    return fetch(`${to}${path}`, {
+      redirect: "manual",
+      ...insecure,
+      ...init,
+      headers: { host, ...(init.headers as Record<string, string>) },
+    } as RequestInit);
   }
 
   beforeAll(async () => {
@@ -120,13 +134,14 @@ export function forwardSuite(kind: FrontKind): void {
       proxyToken: "secret-token",
       timeouts: { headersMs: 400, wsConnectMs: 2000 },
     });
-    proxy = serve(handler, false);
-    tlsProxy = serve(handler, true);
-    base = `http://127.0.0.1:${proxy.port}`;
+    plainProxy = await serve(handler, false);
+    tlsProxy = await serve(handler, true);
+    proxy = kind === "tls" ? tlsProxy : plainProxy;
+    base = `${scheme}://127.0.0.1:${proxy.port}`;
   });
 
   afterAll(async () => {
-    await proxy?.stop(true);
+    await plainProxy?.stop(true);
     await tlsProxy?.stop(true);
     await one?.stop();
     await two?.stop();
@@ -171,20 +186,21 @@ export function forwardSuite(kind: FrontKind): void {
       expect(echo.url).toBe("http://echo.test:8080/p/a?x=1&y=%20");
       expect(headerOf(echo, "host")).toEqual(["echo.test:8080"]);
       expect(headerOf(echo, "x-forwarded-for")).toEqual(["127.0.0.1"]);
-      expect(headerOf(echo, "x-forwarded-proto")).toEqual(["http"]);
+      expect(headerOf(echo, "x-forwarded-proto")).toEqual([scheme]);
       expect(headerOf(echo, "x-forwarded-host")).toEqual(["echo.test:8080"]);
       expect(headerOf(echo, "x-sundeck-proxy")).toEqual([]);
       expect(headerOf(echo, "cookie")).toEqual(["s=1"]);
     });
 
     it("says https to the upstream for TLS requests and adds HSTS unless the route is off", async () => {
-      const tls = `http://127.0.0.1:${tlsProxy.port}`;
+      const tls = `https://127.0.0.1:${tlsProxy.port}`;
+      const plain = `http://127.0.0.1:${plainProxy.port}`;
       const r = await get("echo.test", "/", {}, tls);
       expect(headerOf(await r.json(), "x-forwarded-proto")).toEqual(["https"]);
       expect(r.headers.get("strict-transport-security")).toBe("max-age=31536000");
       expect((await get("off.test", "/", {}, tls)).headers.get("strict-transport-security")).toBeNull();
       expect((await get("echo.test", "/hsts", {}, tls)).headers.get("strict-transport-security")).toBe("max-age=5");
-      expect((await get("echo.test")).headers.get("strict-transport-security")).toBeNull();
+      expect((await get("echo.test", "/", {}, plain)).headers.get("strict-transport-security")).toBeNull();
       expect((await get("empty.test", "/", {}, tls)).headers.get("strict-transport-security")).toBe("max-age=31536000");
     });
 
@@ -243,7 +259,10 @@ export function forwardSuite(kind: FrontKind): void {
 
     it("handles Expect: 100-continue and absolute-form request targets", async () => {
       const curl = async (...args: string[]) => {
-        const p = Bun.spawn(["curl", "-s", "-i", "-m", "10", ...args], { stdout: "pipe", stderr: "pipe" });
+        const p = Bun.spawn(["curl", "-s", "-k", "--proxy-insecure", "-i", "-m", "10", ...args], {
+          stdout: "pipe",
+          stderr: "pipe",
+        });
         return await new Response(p.stdout).text();
       };
       const expectOut = await curl(
@@ -262,14 +281,14 @@ export function forwardSuite(kind: FrontKind): void {
       expect(abs).toContain('"url":"http://echo.test/abs?q=1"');
     });
 
-    it("forwards a GET that came with a body (Bun.serve drops the body, the raw engine passes it on)", async () => {
+    it("forwards a GET that came with a body", async () => {
       const p = Bun.spawn(
-        ["curl", "-s", "-m", "10", "-X", "GET", "-H", "Host: echo.test", "--data-binary", "ignored", `${base}/g`],
+        ["curl", "-s", "-k", "-m", "10", "-X", "GET", "-H", "Host: echo.test", "--data-binary", "ignored", `${base}/g`],
         { stdout: "pipe" },
       );
       const echo = JSON.parse(await new Response(p.stdout).text());
       expect(echo.method).toBe("GET");
-      expect(headerOf(echo, "content-length")).toEqual(kind === "raw" ? ["7"] : []);
+      expect(headerOf(echo, "content-length")).toEqual(["7"]);
     });
   });
 
@@ -333,10 +352,11 @@ export function forwardSuite(kind: FrontKind): void {
         log: new LogSink({ stdout: false }).logger("proxy"),
         proxyToken: "t",
       });
-      const p = serve(h, false);
+      const p = await serve(h, kind === "tls");
+      const to = `${scheme}://127.0.0.1:${p.port}`;
       try {
-        const pending = get("moving.test", "/name", {}, `http://127.0.0.1:${p.port}`);
-        const post = get("moving.test", "/", { method: "POST", body: "x" }, `http://127.0.0.1:${p.port}`);
+        const pending = get("moving.test", "/name", {}, to);
+        const post = get("moving.test", "/", { method: "POST", body: "x" }, to);
         await until(() => received >= 2, { what: "both requests at the silent replica" });
         current = mk([one.addr]);
         h.tableChanged();
@@ -411,13 +431,16 @@ export function forwardSuite(kind: FrontKind): void {
         received += value.length;
       }
       expect(received).toBe(50 * MiB);
+      // the upstream connection that carried it goes back to the pool reading (it was paused while the client lagged)
+      for (let i = 0; i < 4; i++) expect((await get("echo.test", `/after-big-${i}`)).status).toBe(200);
     });
   });
 
   describe("websockets", () => {
     function open(host: string, path = "/ws?room=1", opts: Record<string, unknown> = {}) {
       const { headers, ...rest } = opts as { headers?: Record<string, string> };
-      const ws = new WebSocket(`ws://127.0.0.1:${proxy.port}${path}`, {
+      const ws = new WebSocket(`${wsScheme}://127.0.0.1:${proxy.port}${path}`, {
+        ...insecure,
         headers: { host, ...headers },
         ...rest,
       } as unknown as string[]);
@@ -457,7 +480,7 @@ export function forwardSuite(kind: FrontKind): void {
       await until(() => one.wsCloses.some((x) => x.code === 4001 && x.reason === "done here"), { what: "upstream close" });
     });
 
-    it("passes the upstream's close code and reason to the client; an abnormal close is 1011 (Bun.serve) or 1006 (raw tunnel)", async () => {
+    it("passes the upstream's close code and reason to the client; an abnormal close is 1006", async () => {
       const c = open("ws.test");
       await c.opened;
       c.ws.send("close:4002:bye now");
@@ -467,7 +490,7 @@ export function forwardSuite(kind: FrontKind): void {
       const d = open("ws.test");
       await d.opened;
       d.ws.send("terminate");
-      expect((await d.closed).code).toBe(kind === "raw" ? 1006 : 1011);
+      expect((await d.closed).code).toBe(1006);
     });
 
     it("negotiates the subprotocol the upstream picks", async () => {
@@ -507,9 +530,12 @@ export function forwardSuite(kind: FrontKind): void {
         proxyToken: "t",
         timeouts: { headersMs: 400, wsConnectMs: 2000 },
       });
-      const p = serve(h, false);
+      const p = await serve(h, kind === "tls");
       try {
-        const ws = new WebSocket(`ws://127.0.0.1:${p.port}/`, { headers: { host: "late.test" } } as unknown as string[]);
+        const ws = new WebSocket(`${wsScheme}://127.0.0.1:${p.port}/`, {
+          ...insecure,
+          headers: { host: "late.test" },
+        } as unknown as string[]);
         const opened = await new Promise<boolean>((resolve) => {
           ws.onopen = () => resolve(true);
           ws.onerror = () => resolve(false);

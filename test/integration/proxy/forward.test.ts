@@ -1,4 +1,4 @@
-/** The proxy handler behind Bun.serve + fetch (the TLS listeners' front); the cases are in forward-suite.ts. */
+/** The forward suite (forward-suite.ts) with clients on a plain listener. */
 import { forwardSuite } from "./forward-suite";
 
-forwardSuite("serve");
+forwardSuite("plain");

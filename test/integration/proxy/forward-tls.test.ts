@@ -1,0 +1,4 @@
+/** The forward suite (forward-suite.ts) with clients on the real TLS listener. */
+import { forwardSuite } from "./forward-suite";
+
+forwardSuite("tls");
