@@ -1,7 +1,7 @@
 /**
- * The reference path of the proxy benchmark (`--reference`): the least a Bun fetch proxy can do, with the same fetch
- * options as src/proxy/forward.ts (request headers passed on as they came, no signal, no timer, no routing, no stats).
- * What it costs over direct is Bun's (and the machine's) share; what Sundeck costs over it is Sundeck's code.
+ * The reference path of the proxy benchmark (`--reference`): the least a Bun.serve + fetch proxy can do (request
+ * headers passed on as they came, no signal, no timer, no routing, no stats), the design Sundeck's proxy had before
+ * its own HTTP/1.1 engine (src/proxy/h1). It shows what that design would cost at best next to what the engine costs.
  *
  *   bun scripts/bench/proxy-bare.ts --upstream 127.0.0.1:PORT      prints `READY {"port":N}`
  */

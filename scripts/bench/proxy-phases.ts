@@ -1,32 +1,26 @@
 /**
- * Where Sundeck's proxy spends its own time per request, without the network: each step of the request path
- * (src/proxy/listeners.ts `info`, handler.ts, forward.ts, headers.ts, stats.ts) timed in a loop on the same inputs a
- * benchmark request brings, then the whole handler with `fetch` replaced by a stub that answers at once, next to a
- * handler that only calls that stub (the floor any fetch-based proxy pays). Run by proxy.ts in its own process;
- * also on its own:
+ * Where Sundeck's proxy spends its own time per request, without the network: each JavaScript step the raw engine
+ * (src/proxy/h1/server.ts) takes for one keep-alive exchange, timed in a loop on the same bytes a benchmark request
+ * brings (request head in, request head out, response head in, response head out, stats), then all of them in a row.
+ * Run by proxy.ts in its own process; also on its own:
  *
  *   bun scripts/bench/proxy-phases.ts [--iterations 200000] [--headers wrk|browser]
  *
  * Times are ns per call (median of 5 batches after warm-up) on one core while nothing else of the benchmark runs.
- * They are the JavaScript-side costs only: what Bun's native fetch does with the headers and the signal it is given,
- * and its HTTP client thread, are not in them (the benchmark's CPU per request column has those).
+ * Socket reads and writes, TLS and the kernel are not in them (the benchmark's CPU per request column has those).
  */
 import { parseArgs } from "node:util";
-import { normalizeIp } from "../../src/lib/net";
-import { RateLimiter } from "../../src/lib/ratelimit";
-import { systemClock } from "../../src/lib/time";
 import { LogSink } from "../../src/log/logger";
-import { WaitingAttempts } from "../../src/proxy/forward";
-import { createProxyHandler, splitUrl } from "../../src/proxy/handler";
-import { cleanResponseHeaders, upstreamHeaders } from "../../src/proxy/headers";
+import { headEnd, parseRequestHead, parseResponseHead, requestFraming, responseFraming } from "../../src/proxy/h1/framing";
+import { serializeHead } from "../../src/proxy/h1/server";
+import { createProxyHandler } from "../../src/proxy/handler";
+import { headerOptions, responseHeaderPairs, upstreamHeaderPairs } from "../../src/proxy/headers";
 import { buildRouteTable } from "../../src/proxy/route-table";
 import { RequestStats } from "../../src/proxy/stats";
-import { nextUpstream } from "../../src/proxy/upstreams";
 import { table } from "./measure";
 
 const HOST = "app.bench.test";
 const UPSTREAM = "127.0.0.1:9";
-
 /** Request headers: what wrk sends (Host only), or a typical browser's. */
 const HEADER_SETS: Record<string, Record<string, string>> = {
   wrk: { host: HOST },
@@ -72,10 +66,14 @@ async function time(n: number, fn: () => unknown): Promise<number> {
 
 export async function phases(n: number, headerSet: string): Promise<Phase[]> {
   const headers = HEADER_SETS[headerSet];
-  const makeReq = () => new Request(`http://${HOST}/small`, { headers });
-  const req = makeReq();
-  const sink = new LogSink({ stdout: false, level: "error" });
-  const log = sink.logger("proxy");
+  let reqText = "GET /small HTTP/1.1\r\n";
+  for (const [k, v] of Object.entries(headers)) reqText += `${k}: ${v}\r\n`;
+  const reqBytes = Buffer.from(`${reqText}\r\n`, "latin1");
+  const resBytes = Buffer.from(
+    "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 20\r\ndate: Sun, 22 Nov 2026 10:00:00 GMT\r\n\r\n",
+    "latin1",
+  );
+  const log = new LogSink({ stdout: false, level: "error" }).logger("proxy");
   const endpoint = { service: "web", hosts: [HOST], port: 9, path: "/", tls: null };
   const tableOf = buildRouteTable({
     apps: [
@@ -89,62 +87,46 @@ export async function phases(n: number, headerSet: string): Promise<Phase[]> {
     upstreams: () => [UPSTREAM],
     defaults: { ratelimit: { requests: 200, windowMs: 60_000, burst: 50, by: "ip" }, tls: "off" },
   });
-  const route = tableOf.lookup(HOST, "/small")!;
-  const limiter = new RateLimiter({ requests: 1e9, windowMs: 1000, burst: 1e9, maxKeys: 20_000 }, systemClock);
   const stats = new RequestStats();
-  const waiting = new WaitingAttempts();
-  const hOpts = { clientIp: "127.0.0.1", secure: false, host: HOST, trustForwarded: false, proxyToken: null, bodyless: true };
-  const upstreamRes = () =>
-    new Response("hello from upstream\n", { headers: { "content-type": "text/plain", "content-length": "20" } });
+  const { core } = createProxyHandler({ table: () => tableOf, stats, log, proxyToken: "t" });
+  const info = { clientIp: "127.0.0.1", secure: false };
+
+  const readRequest = () => parseRequestHead(reqBytes.toString("latin1", 0, headEnd(reqBytes) - 4));
+  const head = readRequest();
+  const line = { method: "GET", authority: HOST, path: "/small", target: "/small", headers: head.headers };
+  const admitted = () => {
+    const a = core.admit(line, info, performance.now());
+    if (!("forward" in a)) throw new Error("the bench route refused the request");
+    return a.forward;
+  };
+  const a = admitted();
+  const upstreamHead = () =>
+    serializeHead("GET /small HTTP/1.1", upstreamHeaderPairs(head.headers, headerOptions(a, core.proxyToken, true)));
+  const readResponse = () => parseResponseHead(resBytes.toString("latin1", 0, headEnd(resBytes) - 4));
+  const res = readResponse();
+  const clientHead = () => Buffer.from(serializeHead("HTTP/1.1 200 OK", responseHeaderPairs(res.headers, false)), "latin1");
 
   const out: Phase[] = [];
   const add = async (name: string, where: string, fn: () => unknown) => out.push({ name, where, ns: await time(n, fn) });
 
-  await add("client address (normalizeIp of the peer)", "listeners.ts info()", () => normalizeIp("127.0.0.1"));
-  await add("split the URL", "handler.ts splitUrl", () => splitUrl(req.url));
-  await add("route lookup", "route-table.ts lookup", () => tableOf.lookup(HOST, "/small"));
-  await add("websocket check (Upgrade header)", "handler.ts isWebSocketUpgrade", () => req.headers.get("upgrade"));
-  await add("rate limiter take", "lib/ratelimit.ts take", () => limiter.take("127.0.0.1"));
-  await add("round-robin upstream", "upstreams.ts nextUpstream", () => nextUpstream(route));
-  await add(`upstream headers (${headerSet} request)`, "headers.ts upstreamHeaders", () => upstreamHeaders(req.headers, hOpts));
-  await add("AbortController + setTimeout/clearTimeout", "forward.ts", () => {
-    const ac = new AbortController();
-    clearTimeout(setTimeout(() => ac.abort(), 60_000));
+  await add("find and parse the request head", "h1/framing.ts parseRequestHead", readRequest);
+  await add("request framing", "h1/framing.ts requestFraming", () => requestFraming(head.headers));
+  await add("route, allowlist, rate limit, replica", "handler.ts admit", admitted);
+  await add(`upstream head (${headerSet} request)`, "headers.ts upstreamHeaderPairs", upstreamHead);
+  await add("find and parse the response head", "h1/framing.ts parseResponseHead", readResponse);
+  await add("response framing", "h1/framing.ts responseFraming", () => responseFraming("GET", 200, res.headers));
+  await add("client head", "headers.ts responseHeaderPairs", clientHead);
+  await add("stats record", "stats.ts record", () => core.record(a, 200, 20));
+  await add("all of the above in a row", "-", () => {
+    const h = readRequest();
+    requestFraming(h.headers);
+    const f = admitted();
+    serializeHead("GET /small HTTP/1.1", upstreamHeaderPairs(h.headers, headerOptions(f, core.proxyToken, true)));
+    const r = readResponse();
+    responseFraming("GET", r.status, r.headers);
+    Buffer.from(serializeHead("HTTP/1.1 200 OK", responseHeaderPairs(r.headers, false)), "latin1");
+    core.record(f, 200, 20);
   });
-  await add("client abort listener (new request each time)", "forward.ts req.signal", () => {
-    const r = makeReq();
-    const f = () => {};
-    r.signal.addEventListener("abort", f, { once: true });
-    r.signal.removeEventListener("abort", f);
-  });
-  await add("  of which: new Request (subtract)", "-", () => makeReq());
-  await add("waiting attempts add/delete", "forward.ts WaitingAttempts", () => {
-    const ac = new AbortController();
-    waiting.add(UPSTREAM, ac);
-    waiting.delete(UPSTREAM, ac);
-  });
-  await add("  of which: new AbortController (subtract)", "-", () => new AbortController());
-  await add("clean response headers", "headers.ts cleanResponseHeaders", () =>
-    cleanResponseHeaders(upstreamRes().headers, false),
-  );
-  await add("  of which: new upstream Response (subtract)", "-", () => upstreamRes());
-  await add("stats record", "stats.ts record", () => stats.record("bench", { status: 200, ms: 0.42, path: "/small", bytes: 20 }));
-
-  // the whole handler with fetch answering at once, against a handler doing nothing but that fetch
-  const realFetch = globalThis.fetch;
-  const stub = (async () => upstreamRes()) as unknown as typeof fetch;
-  globalThis.fetch = stub;
-  try {
-    const handler = createProxyHandler({ table: () => tableOf, stats, log, proxyToken: "t" });
-    const server = {} as Parameters<typeof handler.fetch>[1];
-    const conn = { clientIp: "127.0.0.1", secure: false };
-    await add("whole handler, fetch stubbed", "handler.ts fetch", () => handler.fetch(makeReq(), server, conn));
-    await add("bare proxy handler, fetch stubbed", "-", () =>
-      stub(`http://${UPSTREAM}/small`, { method: "GET", headers: makeReq().headers, redirect: "manual" }),
-    );
-  } finally {
-    globalThis.fetch = realFetch;
-  }
   return out;
 }
 

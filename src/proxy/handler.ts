@@ -1,22 +1,20 @@
 /**
- * The proxy's request path: route lookup, allowlist, rate limit, then forwarding (HTTP or WebSocket), with every app
- * request counted in the stats sink. Nothing here touches SQLite or spawns a process; the route table is read
- * through a function so a rebuilt one takes effect on the next request.
+ * The proxy's decisions: route lookup, allowlist, rate limit and the replica to forward to, with every app request
+ * counted in the stats sink. The raw engine (src/proxy/h1) does the forwarding. Nothing here touches SQLite or spawns
+ * a process; the route table is read through a function so a rebuilt one takes effect on the next request.
  */
-import type { Server } from "bun";
 import { normalizeIp } from "../lib/net";
 import type { Clock } from "../lib/time";
 import { systemClock } from "../lib/time";
 import type { Log } from "../log/logger";
-import { type ForwardRequest, forward, WaitingAttempts } from "./forward";
-import { type HeaderSource, HSTS_VALUE, headerOptions, upstreamHeaders } from "./headers";
-import { answerResponse, errorAnswer, type LocalAnswer } from "./pages";
+import { type ForwardRequest, WaitingAttempts } from "./attempts";
+import { type HeaderSource, HSTS_VALUE } from "./headers";
+import { errorAnswer, type LocalAnswer } from "./pages";
 import { AppLimiters, rateKey } from "./ratelimit";
 import type { Route, RouteTable } from "./route-table";
 import type { StatsSink } from "./stats";
 import type { ConnInfo, ProxyHandler } from "./types";
 import { nextUpstream, otherUpstream } from "./upstreams";
-import { createWsProxy } from "./websocket";
 
 export interface ProxyTimeouts {
   /** Most ms to wait for an upstream's response headers (60 s); then 504. */
@@ -41,24 +39,6 @@ export interface ProxyHandlerOptions {
 /** Seconds a client is told to wait when an app has no replica to serve it. */
 const RETRY_UNAVAILABLE = "5";
 
-/** Where the host and path of a request URL are (`http://host:port/path?q`, or a bare `/path` without a Host). */
-export function splitUrl(url: string): { authority: string; path: string; target: string } {
-  const sep = url.indexOf("://");
-  let authority = "";
-  let pathStart = 0;
-  if (sep >= 0) {
-    const a = sep + 3;
-    const p = url.indexOf("/", a);
-    const q = url.indexOf("?", a);
-    pathStart = p < 0 || (q >= 0 && q < p) ? (q < 0 ? url.length : q) : p;
-    authority = url.slice(a, pathStart);
-  }
-  const q = url.indexOf("?", pathStart);
-  const path = url.slice(pathStart, q < 0 ? url.length : q) || "/";
-  const rest = url.slice(pathStart);
-  return { authority, path, target: rest.startsWith("/") ? rest : `/${rest}` };
-}
-
 /** IPv4 clients of a dual-stack listener arrive as ::ffff:a.b.c.d; allowlists, limits and headers want a.b.c.d. */
 export function normalizeInfo(conn: ConnInfo): ConnInfo {
   return conn.clientIp.startsWith("::ffff:") ? { ...conn, clientIp: normalizeIp(conn.clientIp) } : conn;
@@ -68,10 +48,6 @@ export function normalizeInfo(conn: ConnInfo): ConnInfo {
 export interface Admitted extends ForwardRequest {
   /** performance.now() at arrival. */
   t0: number;
-}
-
-interface Pending extends Admitted {
-  req: Request;
 }
 
 /** What admission needs of a request, whichever engine parsed it. */
@@ -86,7 +62,7 @@ export interface RequestLine {
   headers: HeaderSource;
 }
 
-/** The proxy's decisions and bookkeeping, shared by the Bun.serve front and the raw engine (src/proxy/h1). */
+/** The proxy's decisions and bookkeeping, as the raw engine (src/proxy/h1) uses them. */
 export interface ProxyCore {
   /** Route, allowlist and rate limit: the answer to give now, or where to forward. */
   admit(r: RequestLine, info: ConnInfo, t0: number): { answer: LocalAnswer } | { forward: Admitted };
@@ -97,15 +73,10 @@ export interface ProxyCore {
   record(a: Admitted, status: number, bytes?: number): void;
   /** Most ms to wait for response headers (then 504). */
   headersMs: number;
-  /** Most ms to wait for an upstream's answer to a WebSocket upgrade (then 504 on the raw engine). */
+  /** Most ms to wait for an upstream's answer to a WebSocket upgrade (then 504). */
   wsConnectMs: number;
   proxyToken: string;
   log: Log;
-}
-
-function isWebSocketUpgrade(req: Request): boolean {
-  const u = req.headers.get("upgrade");
-  return u !== null && u.toLowerCase() === "websocket" && req.method === "GET";
 }
 
 /** The proxy handler, plus a hook for the code that swaps route tables. */
@@ -124,7 +95,6 @@ export function createProxyHandler(o: ProxyHandlerOptions): ProxyRequestHandler 
   const headersMs = o.timeouts?.headersMs ?? 60_000;
   const limiters = new AppLimiters(clock, o.rateLimitKeys);
   const wsConnectMs = o.timeouts?.wsConnectMs ?? 10_000;
-  const ws = createWsProxy({ log: o.log, connectMs: wsConnectMs });
   const waiting = new WaitingAttempts();
   let seen: RouteTable | null = null;
 
@@ -146,8 +116,6 @@ export function createProxyHandler(o: ProxyHandlerOptions): ProxyRequestHandler 
     return u !== failed ? u : otherUpstream(r, failed);
   }
 
-  const forwardOptions = { headersMs, proxyToken: o.proxyToken, log: o.log, waiting, reroute };
-
   /** An error page for an app request, counted in its stats. */
   const refuse = (
     route: Route,
@@ -167,22 +135,6 @@ export function createProxyHandler(o: ProxyHandlerOptions): ProxyRequestHandler 
 
   function record(a: Admitted, status: number, bytes?: number): void {
     if (a.route.app !== null) o.stats.record(a.route.app, { status, ms: performance.now() - a.t0, path: a.path, bytes });
-  }
-
-  async function proxied(c: Pending): Promise<Response> {
-    const { req } = c;
-    const res = await forward(req, c, forwardOptions);
-    const len = req.method === "HEAD" ? null : res.headers.get("content-length");
-    record(c, res.status, len === null ? undefined : Number(len));
-    return res;
-  }
-
-  async function upgrade(c: Pending, server: Server<unknown>): Promise<Response | undefined> {
-    const { req } = c;
-    const headers = upstreamHeaders(req.headers, { ...headerOptions(c, o.proxyToken, true), websocket: true });
-    const res = await ws.dial(req, server, `ws://${c.upstream}${c.target}`, headers);
-    record(c, res?.status ?? 101);
-    return res;
   }
 
   function admit(r: RequestLine, info: ConnInfo, t0: number): { answer: LocalAnswer } | { forward: Admitted } {
@@ -217,18 +169,5 @@ export function createProxyHandler(o: ProxyHandlerOptions): ProxyRequestHandler 
 
   const core: ProxyCore = { admit, reroute, waiting, record, headersMs, wsConnectMs, proxyToken: o.proxyToken, log: o.log };
 
-  return {
-    fetch(req, server, conn) {
-      const t0 = performance.now();
-      const info = normalizeInfo(conn);
-      const { authority, path, target } = splitUrl(req.url);
-      const a = admit({ method: req.method, authority, path, target, headers: req.headers }, info, t0);
-      if ("answer" in a) return answerResponse(a.answer);
-      const c: Pending = { ...a.forward, req };
-      return isWebSocketUpgrade(req) ? upgrade(c, server) : proxied(c);
-    },
-    websocket: ws.handlers,
-    tableChanged: () => tableChanged(o.table()),
-    core,
-  };
+  return { tableChanged: () => tableChanged(o.table()), core };
 }

@@ -56,10 +56,8 @@ export interface UpstreamHeaderOptions {
   proxyToken: string | null;
   /** The request has no body to send (Content-Length and Expect are then dropped). */
   bodyless: boolean;
-  /** Also drop the WebSocket handshake headers (the upstream WebSocket client makes its own). */
-  websocket?: boolean;
-  /** Raw engine: pass Expect on (the upstream's 100 Continue reaches the client) and ask for a WebSocket upgrade. */
-  raw?: { expect: boolean; upgrade: boolean };
+  /** A WebSocket upgrade: ask the upstream for it (Connection and Upgrade are otherwise hop-by-hop). */
+  upgrade?: boolean;
 }
 
 /**
@@ -81,20 +79,11 @@ export function headerOptions(
   };
 }
 
-/** Request headers as either engine holds them: fetch's Headers or the raw engine's HeaderList. */
+/** Request headers as a Headers or the raw engine's HeaderList holds them. */
 export interface HeaderSource {
   get(name: string): string | null;
   [Symbol.iterator](): Iterator<[string, string]>;
 }
-
-// the upstream WebSocket client makes its own handshake; requested subprotocols go through its `protocols` option
-const WS_HANDSHAKE = new Set([
-  "sec-websocket-key",
-  "sec-websocket-version",
-  "sec-websocket-extensions",
-  "sec-websocket-accept",
-  "sec-websocket-protocol",
-]);
 
 /**
  * X-Forwarded-For toward the upstream. From a trusted proxy the chain is kept as far as the resolved client (hops to
@@ -120,7 +109,6 @@ export function upstreamHeaderPairs(incoming: HeaderSource, o: UpstreamHeaderOpt
   const out: Array<[string, string]> = [];
   const conn = incoming.get("connection");
   const named = conn ? connectionTokens(conn) : null;
-  const raw = o.raw;
   let realIp = false;
   for (const [name, value] of incoming) {
     if (HOP.has(name) || name.startsWith("proxy-") || (named?.includes(name) ?? false)) continue;
@@ -139,15 +127,10 @@ export function upstreamHeaderPairs(incoming: HeaderSource, o: UpstreamHeaderOpt
         realIp = true;
         break;
       case "content-length":
-        // Bun's fetch sends no body it was not given
+      case "expect":
+        // no body follows (the upstream's 100 Continue otherwise reaches the client)
         if (o.bodyless) continue;
         break;
-      case "expect":
-        // Bun's fetch does not wait for 100 Continue; the raw engine passes the upstream's on
-        if (o.bodyless || !raw?.expect) continue;
-        break;
-      default:
-        if (o.websocket && WS_HANDSHAKE.has(name)) continue;
     }
     out.push([name, value]);
   }
@@ -159,29 +142,13 @@ export function upstreamHeaderPairs(incoming: HeaderSource, o: UpstreamHeaderOpt
   out.push(["x-forwarded-host", fwdHost || o.host]);
   if (!realIp) out.push(["x-real-ip", o.clientIp]);
   if (o.proxyToken !== null) out.push([PROXY_TOKEN_HEADER, o.proxyToken]);
-  if (raw?.upgrade) out.push(["connection", "upgrade"], ["upgrade", "websocket"]);
+  if (o.upgrade) out.push(["connection", "upgrade"], ["upgrade", "websocket"]);
   return out;
 }
 
-/** The headers to send upstream through fetch. */
-export function upstreamHeaders(incoming: Headers, o: UpstreamHeaderOptions): Headers {
-  return new Headers(upstreamHeaderPairs(incoming, o));
-}
-
 /**
- * Clean an upstream response's headers in place: hop-by-hop ones removed (and any named in Connection), HSTS added
- * when asked and the upstream set none.
- */
-export function cleanResponseHeaders(h: Headers, hsts: boolean): void {
-  const conn = h.get("connection");
-  if (conn) for (const t of connectionTokens(conn)) h.delete(t);
-  for (const name of HOP_BY_HOP) h.delete(name);
-  if (hsts && !h.has("strict-transport-security")) h.set("strict-transport-security", HSTS_VALUE);
-}
-
-/**
- * An upstream response's headers for the client (raw engine): hop-by-hop ones removed (and any named in Connection),
- * HSTS added when asked and the upstream set none. `keep` names hop-by-hop headers to keep (a 101's Upgrade).
+ * An upstream response's headers for the client: hop-by-hop ones removed (and any named in Connection), HSTS added
+ * when asked and the upstream set none. `keepUpgrade` keeps a 101's Connection and Upgrade.
  */
 export function responseHeaderPairs(incoming: HeaderSource, hsts: boolean, keepUpgrade = false): Array<[string, string]> {
   const conn = incoming.get("connection");

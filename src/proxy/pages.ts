@@ -35,7 +35,7 @@ export function errorHtml(status: number, message: string): string {
 
 const cache = new Map<string, string>();
 
-/** An answer the proxy gives itself, before it becomes a Response (Bun.serve) or bytes (the raw engine). */
+/** An answer the proxy gives itself, written out by the raw engine. */
 export interface LocalAnswer {
   status: number;
   headers: Record<string, string>;
@@ -51,14 +51,4 @@ export function errorAnswer(status: number, message: string, headers?: Record<st
     if (cache.size < 256) cache.set(key, html);
   }
   return { status, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", ...headers }, body: html };
-}
-
-/** A LocalAnswer as a Response. */
-export function answerResponse(a: LocalAnswer): Response {
-  return new Response(a.body, { status: a.status, headers: a.headers });
-}
-
-/** An error page response. */
-export function errorPage(status: number, message: string, headers?: Record<string, string>): Response {
-  return answerResponse(errorAnswer(status, message, headers));
 }

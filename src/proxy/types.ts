@@ -3,8 +3,6 @@
  * listeners and certificates (plain, TLS with SNI, ACME challenges) on the other. Listeners call the handler; the
  * certificate source tells listeners what to serve.
  */
-import type { Server } from "bun";
-
 export type TlsMode = "auto" | "custom" | "local" | "off";
 
 /** What a listener knows about a connection and passes to the handler. */
@@ -22,12 +20,8 @@ export interface ConnInfo {
 
 /** The proxy's request path, independent of how connections arrive. */
 export interface ProxyHandler {
-  /** Decisions and bookkeeping for the raw engine (plain listeners). */
+  /** Routing, limits and stats, as the raw engine uses them. */
   core: import("./handler").ProxyCore;
-  /** Answer one HTTP request (may upgrade it to a WebSocket through `server`). */
-  fetch(req: Request, server: Server<unknown>, info: ConnInfo): Response | Promise<Response | undefined> | undefined;
-  /** Bun websocket handlers for upgraded (proxied) sockets. */
-  websocket: import("bun").WebSocketHandler<any>;
 }
 
 /** A certificate for one host name (`*.example.com` allowed), PEM key and full chain. */

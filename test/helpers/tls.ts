@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ServerWebSocket } from "bun";
 import { LogSink } from "../../src/log/logger";
-import { WaitingAttempts } from "../../src/proxy/forward";
+import { WaitingAttempts } from "../../src/proxy/attempts";
 import type { ProxyCore } from "../../src/proxy/handler";
 import type { Route } from "../../src/proxy/route-table";
 import type { ProxyHandler } from "../../src/proxy/types";
@@ -253,7 +253,7 @@ export function echoHandler() {
     proxyToken: "t",
     log: new LogSink({ stdout: false }).logger("proxy"),
   };
-  const handler = { core } as ProxyHandler;
+  const handler: ProxyHandler = { core };
   return {
     handler,
     /** Requests waiting in `/hold`. */

@@ -15,7 +15,7 @@
 import type { TLSSocket } from "node:tls";
 import type { Socket, TCPSocketListener } from "bun";
 import type { Log } from "../../log/logger";
-import { GONE, IDEMPOTENT, NOT_CONNECTED } from "../forward";
+import { GONE, IDEMPOTENT, NOT_CONNECTED } from "../attempts";
 import { type Admitted, normalizeInfo, type ProxyCore } from "../handler";
 import { HSTS_VALUE, headerOptions, responseHeaderPairs, upstreamHeaderPairs } from "../headers";
 import { errorAnswer, type LocalAnswer } from "../pages";
@@ -89,7 +89,7 @@ function statusLine(status: number, reason: string): string {
   return reason ? `HTTP/1.1 ${status} ${reason}` : `HTTP/1.1 ${status}`;
 }
 
-function serializeHead(first: string, pairs: Array<[string, string]>, extra = ""): string {
+export function serializeHead(first: string, pairs: Array<[string, string]>, extra = ""): string {
   let s = `${first}\r\n`;
   for (const [k, v] of pairs) s += `${k}: ${v}\r\n`;
   return `${s}${extra}\r\n`;
@@ -353,7 +353,7 @@ class Exchange implements UpstreamUser {
     this.upgrade = isUpgrade(head);
     const pairs = upstreamHeaderPairs(head.headers, {
       ...headerOptions(a, conn.server.opts.core.proxyToken, this.bodyless),
-      raw: { expect: true, upgrade: this.upgrade },
+      upgrade: this.upgrade,
     });
     const te = reqBody.framing.kind === "chunked" ? "transfer-encoding: chunked\r\n" : "";
     this.upHead = serializeHead(`${head.method} ${a.target} HTTP/1.1`, pairs, te);
@@ -366,6 +366,14 @@ class Exchange implements UpstreamUser {
   /** Connect (or reuse a connection) to the chosen replica and send the request. */
   dial(): void {
     const addr = this.a.upstream;
+    // one deadline for every attempt, counted from the first dial: a connect to a stopped container's address hangs
+    if (this.deadline === 0) this.deadline = performance.now() + (this.upgrade ? this.core.wsConnectMs : this.core.headersMs);
+    // a bodyless idempotent request may move to another replica when this one leaves the table, even mid-connect
+    if (this.bodyless && this.idempotent) {
+      this.unwait();
+      this.waitingOn = addr;
+      this.core.waiting.add(addr, this);
+    }
     // an upgrade always gets a fresh connection: the tunnel uses it up anyway, and a Bun.serve upstream was seen to
     // leave an upgrade unanswered on a connection that had carried earlier requests (about 1 run in 15)
     const idle = this.upgrade ? null : takeIdle(addr, this);
@@ -393,12 +401,6 @@ class Exchange implements UpstreamUser {
     this.pendingBytes = 0;
     if (out.blocked) this.conn.pause();
     else if ((this.conn.buf?.length ?? 0) <= READ_AHEAD) this.conn.resume();
-    // an upgrade waits as long as the Bun.serve front's WebSocket dial does
-    this.deadline = performance.now() + (this.upgrade ? this.core.wsConnectMs : this.core.headersMs);
-    if (this.bodyless && this.idempotent) {
-      this.waitingOn = this.a.upstream;
-      this.core.waiting.add(this.waitingOn, this);
-    }
   }
 
   private unwait(): void {
@@ -432,11 +434,11 @@ class Exchange implements UpstreamUser {
 
   /** Called through WaitingAttempts when the replica left the route table while this waited for headers. */
   abort(reason?: unknown): void {
-    if (this.finished || this.res !== null || this.up === null) return;
+    if (this.finished || this.res !== null || this.tunnel) return;
     this.waitingOn = null;
-    const up = this.up;
+    // connected: drop the connection; still connecting: the connection, when it comes, sees another upstream chosen
+    if (this.up !== null) discard(this.up);
     this.up = null;
-    discard(up);
     const next = this.attempt === 0 ? this.core.reroute(this.a.authority, this.a.path, this.a.upstream) : null;
     if (next !== null) {
       this.retry(next, reason === GONE ? "gone" : String(reason));

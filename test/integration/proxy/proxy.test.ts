@@ -1,10 +1,9 @@
 /**
  * The proxy over real upstream containers on the real engine: labels parsed from compose text, upstreams from a
- * StatusBoard following Docker events, the handler served by a plain Bun.serve. Routing by host and path, balancing
- * across replicas, stopped and unhealthy replicas skipped, 503 without replicas, 502 on refusal, 429 and 403.
+ * StatusBoard following Docker events, the handler behind a plain raw-engine listener. Routing by host and path,
+ * balancing across replicas, stopped and unhealthy replicas skipped, 503 without replicas, 502 on refusal, 429, 403.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import type { Server } from "bun";
 import { parseAppLabels } from "../../../src/compose/labels";
 import type { AppLabels } from "../../../src/compose/model";
 import { parseCompose } from "../../../src/compose/parse";
@@ -12,6 +11,7 @@ import type { Engine } from "../../../src/docker/types";
 import { LogSink } from "../../../src/log/logger";
 import { StatusBoard } from "../../../src/modules/apps/status";
 import { PUBLIC_NETWORK } from "../../../src/modules/deploys/prepare";
+import { type RawServer, serveRaw } from "../../../src/proxy/h1/server";
 import { createProxyHandler } from "../../../src/proxy/handler";
 import { buildRouteTable, type RouteTable } from "../../../src/proxy/route-table";
 import { RequestStats } from "../../../src/proxy/stats";
@@ -77,7 +77,7 @@ const labels: Record<string, AppLabels> = Object.fromEntries(
 let engine: Engine;
 let board: StatusBoard;
 let table: RouteTable;
-let proxy: Server<unknown>;
+let proxy: RawServer;
 let base: string;
 let createdNetwork = false;
 const ids: Record<string, string[]> = {};
@@ -161,10 +161,12 @@ beforeAll(async () => {
     table = build();
     handler.tableChanged();
   });
-  proxy = Bun.serve({
+  proxy = serveRaw({
+    hostname: "127.0.0.1",
     port: 0,
-    fetch: (req, server) => handler.fetch(req, server, { clientIp: server.requestIP(req)!.address, secure: false }),
-    websocket: handler.websocket,
+    core: handler.core,
+    info: (peer) => ({ clientIp: peer, secure: false }),
+    log,
   });
   base = `http://127.0.0.1:${proxy.port}`;
   await until(() => upstreamsOf("shop.test").length === 3 && upstreamsOf("private.test").length === 1, {

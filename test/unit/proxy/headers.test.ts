@@ -1,5 +1,14 @@
 import { describe, expect, it } from "bun:test";
-import { cleanResponseHeaders, forwardedFor, HSTS_VALUE, upstreamHeaders } from "../../../src/proxy/headers";
+import {
+  forwardedFor,
+  HSTS_VALUE,
+  responseHeaderPairs,
+  type UpstreamHeaderOptions,
+  upstreamHeaderPairs,
+} from "../../../src/proxy/headers";
+
+/** The upstream header pairs, looked at through Headers. */
+const upstreamHeaders = (incoming: Headers, o: UpstreamHeaderOptions) => new Headers(upstreamHeaderPairs(incoming, o));
 
 const base = {
   clientIp: "203.0.113.7",
@@ -93,28 +102,35 @@ describe("request headers toward the upstream", () => {
     expect(h.get("forwarded")).toBe("for=x");
   });
 
-  it("drops Content-Length when there is no body, and Expect always", () => {
+  it("drops Content-Length and Expect when there is no body, keeps both with one", () => {
     const h = upstreamHeaders(new Headers({ "content-length": "7", expect: "100-continue" }), { ...base, bodyless: true });
     expect(h.has("content-length")).toBe(false);
     expect(h.has("expect")).toBe(false);
     const withBody = upstreamHeaders(new Headers({ "content-length": "7", expect: "100-continue" }), base);
     expect(withBody.get("content-length")).toBe("7");
-    expect(withBody.has("expect")).toBe(false);
+    expect(withBody.get("expect")).toBe("100-continue");
   });
 
-  it("drops the WebSocket handshake headers for the upstream WebSocket client", () => {
+  it("passes the WebSocket handshake on and asks for the upgrade", () => {
     const h = upstreamHeaders(
       new Headers({
+        connection: "Upgrade",
+        upgrade: "websocket",
         "sec-websocket-key": "k",
         "sec-websocket-version": "13",
         "sec-websocket-protocol": "chat",
         origin: "https://app.example.com",
       }),
-      { ...base, bodyless: true, websocket: true },
+      { ...base, bodyless: true, upgrade: true },
     );
-    expect(h.has("sec-websocket-key")).toBe(false);
-    expect(h.has("sec-websocket-protocol")).toBe(false);
+    expect(h.get("sec-websocket-key")).toBe("k");
+    expect(h.get("sec-websocket-protocol")).toBe("chat");
     expect(h.get("origin")).toBe("https://app.example.com");
+    expect(h.get("connection")).toBe("upgrade");
+    expect(h.get("upgrade")).toBe("websocket");
+    const plain = upstreamHeaders(new Headers({ connection: "Upgrade", upgrade: "websocket" }), base);
+    expect(plain.has("connection")).toBe(false);
+    expect(plain.has("upgrade")).toBe(false);
   });
 });
 
@@ -131,6 +147,13 @@ describe("X-Forwarded-For chain", () => {
 });
 
 describe("response headers toward the client", () => {
+  /** The client header pairs, looked at through Headers. */
+  const toClient = (h: Headers, hsts: boolean, keepUpgrade = false) => {
+    const out = new Headers();
+    for (const [k, v] of responseHeaderPairs(h, hsts, keepUpgrade)) out.append(k, v);
+    return out;
+  };
+
   it("removes hop-by-hop headers, keeps Set-Cookie multiples and Location", () => {
     const h = new Headers({
       connection: "close, x-hop",
@@ -142,19 +165,23 @@ describe("response headers toward the client", () => {
     });
     h.append("set-cookie", "a=1; Path=/");
     h.append("set-cookie", "b=2; Path=/");
-    cleanResponseHeaders(h, false);
-    for (const name of ["connection", "keep-alive", "x-hop", "transfer-encoding", "upgrade"]) expect(h.has(name)).toBe(false);
-    expect(h.getSetCookie()).toEqual(["a=1; Path=/", "b=2; Path=/"]);
-    expect(h.get("location")).toBe("/next?a=1");
-    expect(h.has("strict-transport-security")).toBe(false);
+    const out = toClient(h, false);
+    for (const name of ["connection", "keep-alive", "x-hop", "transfer-encoding", "upgrade"]) expect(out.has(name)).toBe(false);
+    expect(out.getSetCookie()).toEqual(["a=1; Path=/", "b=2; Path=/"]);
+    expect(out.get("location")).toBe("/next?a=1");
+    expect(out.has("strict-transport-security")).toBe(false);
   });
 
   it("adds HSTS when asked, unless the upstream set its own", () => {
-    const h = new Headers();
-    cleanResponseHeaders(h, true);
-    expect(h.get("strict-transport-security")).toBe(HSTS_VALUE);
+    expect(toClient(new Headers(), true).get("strict-transport-security")).toBe(HSTS_VALUE);
     const own = new Headers({ "strict-transport-security": "max-age=10" });
-    cleanResponseHeaders(own, true);
-    expect(own.get("strict-transport-security")).toBe("max-age=10");
+    expect(toClient(own, true).get("strict-transport-security")).toBe("max-age=10");
+  });
+
+  it("keeps a 101's Connection and Upgrade", () => {
+    const out = toClient(new Headers({ connection: "Upgrade", upgrade: "websocket", "sec-websocket-accept": "a" }), true, true);
+    expect(out.get("upgrade")).toBe("websocket");
+    expect(out.get("connection")).toBe("Upgrade");
+    expect(out.get("sec-websocket-accept")).toBe("a");
   });
 });
