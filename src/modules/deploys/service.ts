@@ -518,12 +518,24 @@ export function createDeployer(d: DeployerDeps) {
 
     restart(slug: string, actor: Actor) {
       const app = mustApp(slug);
-      const { compose } = docker();
+      const { engine, compose } = docker();
       return launch(slug, "restart", actor.source, async (rc) => {
         lifecycleEntry(app, actor, "restarted", `${actor.name} restarted ${slug}`);
-        if (!ensureRendered(app)) throw new Error("the app has no compose file");
+        const p = ensureRendered(app);
+        if (!p) throw new Error("the app has no compose file");
         const r = await compose.restart(refFor(slug), undefined, pipe(rc, "restart"));
-        finish(rc, slug, "restart", r.code === 0 ? null : failed(r, "compose restart"));
+        let error = r.code === 0 ? null : failed(r, "compose restart");
+        // as after start: "restarted" means running again, not only that docker accepted the restart
+        if (!error && !app.stopped) {
+          const scale = scaleOf(app);
+          const s = await waitStable(engine, projectName(slug), expectation(p.project, scale), {
+            windowMs: d.stabilizeMs ?? 60_000,
+            settleMs: d.settleMs,
+            signal: rc.signal,
+          });
+          error = s.ok ? null : s.error;
+        }
+        finish(rc, slug, "restart", error);
       });
     },
 
