@@ -230,12 +230,23 @@ export function createDeployer(d: DeployerDeps) {
     const up = await compose.up(refFor(slug), { ...pipe(rc, "up"), scale });
     if (up.code !== 0) return { error: failed(up, "compose up"), touched: true };
     rc.line("up", "waiting for the containers to be running and healthy");
+    return { error: await stable(engine, rc, slug, p, scale), touched: true };
+  };
+
+  /** Wait until the app's containers are running (and healthy) and stay so: the error when they do not, else null. */
+  const stable = async (
+    engine: Engine,
+    rc: RunCtx,
+    slug: string,
+    p: Prepared,
+    scale: Record<string, number>,
+  ): Promise<string | null> => {
     const s = await waitStable(engine, projectName(slug), expectation(p.project, scale), {
       windowMs: d.stabilizeMs ?? 60_000,
       settleMs: d.settleMs,
       signal: rc.signal,
     });
-    return { error: s.ok ? null : s.error, touched: true };
+    return s.ok ? null : s.error;
   };
 
   /** Store the content as a version (identical content is the same version) and record what changed. */
@@ -503,15 +514,7 @@ export function createDeployer(d: DeployerDeps) {
         if (!p) throw new Error("the app has no compose file");
         const scale = scaleOf(app);
         const r = await compose.up(refFor(slug), { ...pipe(rc, "up"), scale });
-        let error = r.code === 0 ? null : failed(r, "compose up");
-        if (!error) {
-          const s = await waitStable(engine, projectName(slug), expectation(p.project, scale), {
-            windowMs: d.stabilizeMs ?? 60_000,
-            settleMs: d.settleMs,
-            signal: rc.signal,
-          });
-          error = s.ok ? null : s.error;
-        }
+        const error = r.code === 0 ? await stable(engine, rc, slug, p, scale) : failed(r, "compose up");
         finish(rc, slug, "up", error);
       });
     },
@@ -526,15 +529,7 @@ export function createDeployer(d: DeployerDeps) {
         const r = await compose.restart(refFor(slug), undefined, pipe(rc, "restart"));
         let error = r.code === 0 ? null : failed(r, "compose restart");
         // as after start: "restarted" means running again, not only that docker accepted the restart
-        if (!error && !app.stopped) {
-          const scale = scaleOf(app);
-          const s = await waitStable(engine, projectName(slug), expectation(p.project, scale), {
-            windowMs: d.stabilizeMs ?? 60_000,
-            settleMs: d.settleMs,
-            signal: rc.signal,
-          });
-          error = s.ok ? null : s.error;
-        }
+        if (!error && !app.stopped) error = await stable(engine, rc, slug, p, scaleOf(app));
         finish(rc, slug, "restart", error);
       });
     },
@@ -572,15 +567,7 @@ export function createDeployer(d: DeployerDeps) {
       });
       return launch(slug, "scale", actor.source, async (rc) => {
         const r = await compose.up(refFor(slug), { ...pipe(rc, "scale"), scale: after });
-        let error = r.code === 0 ? null : failed(r, "compose up --scale");
-        if (!error) {
-          const s = await waitStable(engine, projectName(slug), expectation(p.project, after), {
-            windowMs: d.stabilizeMs ?? 60_000,
-            settleMs: d.settleMs,
-            signal: rc.signal,
-          });
-          error = s.ok ? null : s.error;
-        }
+        const error = r.code === 0 ? await stable(engine, rc, slug, p, after) : failed(r, "compose up --scale");
         finish(rc, slug, "scale", error);
       });
     },
