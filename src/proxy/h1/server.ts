@@ -326,7 +326,10 @@ class Exchange implements UpstreamUser {
   private readonly idempotent: boolean;
   private readonly bodyless: boolean;
   private readonly upgrade: boolean;
-  private attempt = 0;
+  /** Sent again on a fresh connection after a kept-alive one turned out closed. */
+  private staleRetried = false;
+  /** Moved to another replica once already (it happens at most once). */
+  private rerouted = false;
   /** Waiting for response headers since (0: not waiting). */
   private deadline = 0;
   private waitingOn: string | null = null;
@@ -410,24 +413,28 @@ class Exchange implements UpstreamUser {
     }
   }
 
-  /** Another attempt on `upstream` (a fresh connection when `fresh`). */
+  /** Another attempt on `upstream`: the same replica on a fresh connection, or another one. */
   private retry(upstream: string, why: string): void {
     this.core.log.debug("upstream failed, trying again", { upstream: this.a.upstream, next: upstream, error: why });
-    this.attempt++;
+    if (upstream === this.a.upstream) this.staleRetried = true;
+    else this.rerouted = true;
     this.a.upstream = upstream;
     this.resBuf = null;
     this.dial();
   }
 
+  /** Another replica for this request, if it may still move and one is there. */
+  private another(): string | null {
+    return this.rerouted ? null : this.core.reroute(this.a.authority, this.a.path, this.a.upstream);
+  }
+
   private connectFailed(e: unknown): void {
     const code = (e as { code?: string })?.code ?? "";
     // nothing was sent: an idempotent request may go to another replica, whatever its body
-    if (this.attempt === 0 && this.idempotent && NOT_CONNECTED.has(code)) {
-      const next = this.core.reroute(this.a.authority, this.a.path, this.a.upstream);
-      if (next !== null) {
-        this.retry(next, code);
-        return;
-      }
+    const next = this.idempotent && NOT_CONNECTED.has(code) ? this.another() : null;
+    if (next !== null) {
+      this.retry(next, code);
+      return;
     }
     this.fail(502, code || (e as Error).message);
   }
@@ -439,7 +446,7 @@ class Exchange implements UpstreamUser {
     // connected: drop the connection; still connecting: the connection, when it comes, sees another upstream chosen
     if (this.up !== null) discard(this.up);
     this.up = null;
-    const next = this.attempt === 0 ? this.core.reroute(this.a.authority, this.a.path, this.a.upstream) : null;
+    const next = this.another();
     if (next !== null) {
       this.retry(next, reason === GONE ? "gone" : String(reason));
       return;
@@ -653,10 +660,18 @@ class Exchange implements UpstreamUser {
       return;
     }
     if (this.res === null) {
-      // a kept-alive connection the upstream closed as the request went out: send it again on a fresh one
-      if (reused && this.attempt === 0 && this.idempotent && this.bodyless && !this.wrote) {
-        this.retry(this.a.upstream, "stale connection");
-        return;
+      if (this.idempotent && this.bodyless && !this.wrote) {
+        // a kept-alive connection the upstream closed as the request went out: send it again on a fresh one
+        if (reused && !this.staleRetried) {
+          this.retry(this.a.upstream, "stale connection");
+          return;
+        }
+        // a replica going away (stopping, crashing) closes without answering: a safe request tries another once
+        const next = this.another();
+        if (next !== null) {
+          this.retry(next, "closed without a response");
+          return;
+        }
       }
       this.fail(502, "upstream closed the connection");
       return;

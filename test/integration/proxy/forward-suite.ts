@@ -36,6 +36,8 @@ export function forwardSuite(kind: FrontKind): void {
   let one: HostUpstream;
   let two: HostUpstream;
   let closedPort: number;
+  /** Accepts, reads the request, closes without answering (a replica going away). */
+  let slam: { port: number; stop(closeActive?: boolean): void };
   let table: RouteTable;
   let stats: RequestStats;
   let handler: ProxyRequestHandler;
@@ -94,6 +96,7 @@ export function forwardSuite(kind: FrontKind): void {
     const probe = Bun.serve({ port: 0, fetch: () => new Response() });
     closedPort = probe.port!;
     await probe.stop(true);
+    slam = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data: (sock) => void sock.end() } });
     const addrs: Record<string, string[]> = {
       "echo/web": [one.addr],
       "echo/api": [two.addr],
@@ -103,6 +106,7 @@ export function forwardSuite(kind: FrontKind): void {
       "allow/web": [one.addr],
       "refused/web": [`127.0.0.1:${closedPort}`],
       "retry/web": [`127.0.0.1:${closedPort}`, one.addr],
+      "slam/web": [`127.0.0.1:${slam.port}`, one.addr],
       "slow/web": [one.addr],
       "ws/web": [one.addr],
       "off/web": [one.addr],
@@ -116,6 +120,7 @@ export function forwardSuite(kind: FrontKind): void {
         app("allow", [{ hosts: ["allow.test"] }], { allow: ["10.0.0.0/8", "127.0.0.1"] }),
         app("refused", [{ hosts: ["refused.test"] }]),
         app("retry", [{ hosts: ["retry.test"] }]),
+        app("slam", [{ hosts: ["slam.test"] }]),
         app("slow", [{ hosts: ["slow.test"] }]),
         app("empty", [{ hosts: ["empty.test"] }]),
         app("stopped", [{ hosts: ["stopped.test"] }], {}, true),
@@ -145,6 +150,7 @@ export function forwardSuite(kind: FrontKind): void {
     await tlsProxy?.stop(true);
     await one?.stop();
     await two?.stop();
+    slam?.stop(true);
   });
 
   const headerOf = (echo: { headers: [string, string][] }, name: string) =>
@@ -312,6 +318,12 @@ export function forwardSuite(kind: FrontKind): void {
       const put = await Promise.all([0, 1].map(() => get("retry.test", "/", { method: "PUT", body: "data" })));
       for (const r of put) expect(r.status).toBe(200);
       const posts = await Promise.all([0, 1].map(() => get("retry.test", "/", { method: "POST", body: "x" })));
+      expect(posts.map((r) => r.status).sort()).toEqual([200, 502]);
+    });
+
+    it("moves a bodyless idempotent request off a replica that closes without answering, never a POST", async () => {
+      for (let i = 0; i < 4; i++) expect((await get("slam.test", "/name")).status).toBe(200);
+      const posts = await Promise.all([0, 1].map(() => get("slam.test", "/", { method: "POST", body: "x" })));
       expect(posts.map((r) => r.status).sort()).toEqual([200, 502]);
     });
 
