@@ -7,7 +7,7 @@ import type { ConnInfo } from "./types";
  */
 
 /** Headers that describe one connection, never forwarded. `proxy-*` are removed by prefix as well. */
-export const HOP_BY_HOP = [
+const HOP_BY_HOP = [
   "connection",
   "keep-alive",
   "proxy-connection",
@@ -36,11 +36,6 @@ export function connectionTokens(value: string | null): string[] {
     if (t) out.push(t);
   }
   return out;
-}
-
-/** Whether a header name is hop-by-hop (fixed list or `proxy-*`). */
-export function isHopByHop(name: string): boolean {
-  return HOP.has(name) || name.startsWith("proxy-");
 }
 
 export interface UpstreamHeaderOptions {

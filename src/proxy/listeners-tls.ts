@@ -78,10 +78,6 @@ export class SniContexts {
     return this.challenges.get(host)?.ctx;
   }
 
-  hasChallenges(): boolean {
-    return this.challenges.size > 0;
-  }
-
   private build(name: string, key: string, cert: string, old: Cached | null | undefined): Cached | null {
     const pem = `${cert}\n${key}`;
     if (old?.pem === pem) return old;

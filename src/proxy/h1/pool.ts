@@ -117,11 +117,3 @@ export function discard(s: UpstreamSocket): void {
   s.data.user = null;
   s.terminate();
 }
-
-/** Idle connections held, for tests. */
-export function idleCount(addr?: string): number {
-  if (addr !== undefined) return pools.get(addr)?.idle.length ?? 0;
-  let n = 0;
-  for (const p of pools.values()) n += p.idle.length;
-  return n;
-}
