@@ -1,6 +1,6 @@
 /**
  * Where Sundeck's proxy spends its own time per request, without the network: each JavaScript step the raw engine
- * (src/proxy/h1/server.ts) takes for one keep-alive exchange, timed in a loop on the same bytes a benchmark request
+ * (src/proxy/h1) takes for one keep-alive exchange, timed in a loop on the same bytes a benchmark request
  * brings (request head in, request head out, response head in, response head out, stats), then all of them in a row.
  * Run by proxy.ts in its own process; also on its own:
  *
@@ -11,8 +11,9 @@
  */
 import { parseArgs } from "node:util";
 import { LogSink } from "../../src/log/logger";
+import { requestTarget } from "../../src/proxy/h1/authority";
 import { headEnd, parseRequestHead, parseResponseHead, requestFraming, responseFraming } from "../../src/proxy/h1/framing";
-import { serializeHead } from "../../src/proxy/h1/server";
+import { serializeHead } from "../../src/proxy/h1/wire";
 import { createProxyHandler } from "../../src/proxy/handler";
 import { headerOptions, responseHeaderPairs, upstreamHeaderPairs } from "../../src/proxy/headers";
 import { buildRouteTable } from "../../src/proxy/route-table";
@@ -110,20 +111,22 @@ export async function phases(n: number, headerSet: string): Promise<Phase[]> {
   const add = async (name: string, where: string, fn: () => unknown) => out.push({ name, where, ns: await time(n, fn) });
 
   await add("find and parse the request head", "h1/framing.ts parseRequestHead", readRequest);
-  await add("request framing", "h1/framing.ts requestFraming", () => requestFraming(head.headers));
+  await add("request framing", "h1/framing.ts requestFraming", () => requestFraming(head));
+  await add("Host and target", "h1/authority.ts requestTarget", () => requestTarget(head));
   await add("route, allowlist, rate limit, replica", "handler.ts admit", admitted);
   await add(`upstream head (${headerSet} request)`, "headers.ts upstreamHeaderPairs", upstreamHead);
   await add("find and parse the response head", "h1/framing.ts parseResponseHead", readResponse);
-  await add("response framing", "h1/framing.ts responseFraming", () => responseFraming("GET", 200, res.headers));
+  await add("response framing", "h1/framing.ts responseFraming", () => responseFraming("GET", 200, res));
   await add("client head", "headers.ts responseHeaderPairs", clientHead);
   await add("stats record", "stats.ts record", () => core.record(a, 200, 20));
   await add("all of the above in a row", "-", () => {
     const h = readRequest();
-    requestFraming(h.headers);
+    requestFraming(h);
+    requestTarget(h);
     const f = admitted();
     serializeHead("GET /small HTTP/1.1", upstreamHeaderPairs(h.headers, headerOptions(f, core.proxyToken, true)));
     const r = readResponse();
-    responseFraming("GET", r.status, r.headers);
+    responseFraming("GET", r.status, r);
     Buffer.from(serializeHead("HTTP/1.1 200 OK", responseHeaderPairs(r.headers, false)), "latin1");
     core.record(f, 200, 20);
   });

@@ -53,7 +53,7 @@ export interface Admitted extends ForwardRequest {
 /** What admission needs of a request, whichever engine parsed it. */
 export interface RequestLine {
   method: string;
-  /** Host and port the request addressed (absolute-form URL's authority, else the Host header). */
+  /** Host and port the request addressed (absolute-form URL's authority, else the Host header), validated. */
   authority: string;
   /** Path without the query. */
   path: string;
@@ -163,8 +163,8 @@ export function createProxyHandler(o: ProxyHandlerOptions): ProxyRequestHandler 
         : "This app has no running instance right now. Please retry shortly.";
       return refuse(route, info, path, t0, 503, message, RETRY_UNAVAILABLE);
     }
-    const host = r.headers.get("host") ?? authority;
-    return { forward: { route, upstream, target: r.target, host, info, authority, path, t0 } };
+    // the authority wins over a Host header (RFC 9112 3.2.2); the engine validated both
+    return { forward: { route, upstream, target: r.target, host: authority, info, authority, path, t0 } };
   }
 
   const core: ProxyCore = { admit, reroute, waiting, record, headersMs, wsConnectMs, proxyToken: o.proxyToken, log: o.log };

@@ -3,12 +3,16 @@ import type { ConnInfo } from "./types";
 /**
  * Header rewriting at the proxy: hop-by-hop headers removed both ways (RFC 9110 7.6.1), X-Forwarded-* set from what
  * the listener knows, and the management token header stripped from clients and added only toward the management
- * server.
+ * server. Framing (Content-Length, Transfer-Encoding, Connection) never passes through: the raw engine writes its own.
  */
 
-/** Headers that describe one connection, never forwarded. `proxy-*` are removed by prefix as well. */
+/**
+ * Headers that describe one connection or one message's framing, never forwarded. `proxy-*` are removed by prefix as
+ * well.
+ */
 const HOP_BY_HOP = [
   "connection",
+  "content-length",
   "keep-alive",
   "proxy-connection",
   "proxy-authenticate",
@@ -49,7 +53,7 @@ export interface UpstreamHeaderOptions {
   trustForwarded: boolean;
   /** The token to add as X-Sundeck-Proxy (management route only), else null. */
   proxyToken: string | null;
-  /** The request has no body to send (Content-Length and Expect are then dropped). */
+  /** The request has no body to send (Expect is then dropped). */
   bodyless: boolean;
   /** A WebSocket upgrade: ask the upstream for it (Connection and Upgrade are otherwise hop-by-hop). */
   upgrade?: boolean;
@@ -99,7 +103,10 @@ export function forwardedFor(incoming: string | null, clientIp: string, trustFor
   return `${incoming.trim()}, ${clientIp}`;
 }
 
-/** The headers to send upstream, as pairs: end-to-end request headers plus X-Forwarded-*, Host kept. */
+/**
+ * The headers to send upstream, as pairs: end-to-end request headers plus Host and X-Forwarded-*; no framing (the
+ * engine adds its own). A header named in Connection is dropped, but never one the proxy sets itself.
+ */
 export function upstreamHeaderPairs(incoming: HeaderSource, o: UpstreamHeaderOptions): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   const conn = incoming.get("connection");
@@ -121,7 +128,6 @@ export function upstreamHeaderPairs(incoming: HeaderSource, o: UpstreamHeaderOpt
         if (!o.trustForwarded) continue;
         realIp = true;
         break;
-      case "content-length":
       case "expect":
         // no body follows (the upstream's 100 Continue otherwise reaches the client)
         if (o.bodyless) continue;
@@ -142,8 +148,8 @@ export function upstreamHeaderPairs(incoming: HeaderSource, o: UpstreamHeaderOpt
 }
 
 /**
- * An upstream response's headers for the client: hop-by-hop ones removed (and any named in Connection), HSTS added
- * when asked and the upstream set none. `keepUpgrade` keeps a 101's Connection and Upgrade.
+ * An upstream response's headers for the client: hop-by-hop and framing ones removed (and any named in Connection),
+ * HSTS added when asked and the upstream set none. `keepUpgrade` keeps a 101's Connection and Upgrade.
  */
 export function responseHeaderPairs(incoming: HeaderSource, hsts: boolean, keepUpgrade = false): Array<[string, string]> {
   const conn = incoming.get("connection");

@@ -16,9 +16,6 @@ import type { RawEngine } from "./h1/server";
 import { helloRecordLength, parseClientHello } from "./listeners-hello";
 import type { CertSource } from "./types";
 
-/** A client that has not finished its TLS handshake after this long is dropped. */
-const HANDSHAKE_MS = 10_000;
-
 type Cached = { pem: string; ctx: SecureContext };
 
 /**
@@ -143,13 +140,21 @@ export async function openTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
   };
 
   const server: NetServer = createNetServer((raw) => {
+    // past the connection caps: closed before any handshake work
+    const peer = raw.remoteAddress ?? "";
+    if (engine.stopping || !engine.caps.reserve(peer)) {
+      raw.destroy();
+      return;
+    }
     handshaking.add(raw);
     raw.setNoDelay(true);
-    const timer = setTimeout(() => raw.destroy(), HANDSHAKE_MS);
+    // a client that has not finished its handshake in the head timeout is dropped, as a slow request head is
+    const timer = setTimeout(() => raw.destroy(), engine.limits.headerTimeoutMs);
     raw.on("error", () => raw.destroy());
     raw.once("close", () => {
       clearTimeout(timer);
       handshaking.delete(raw);
+      engine.caps.release(peer);
     });
     let buf: Buffer | null = null;
     const onData = (chunk: Buffer) => {

@@ -5,7 +5,9 @@
  */
 import { type CidrSet, clientIp, normalizeIp } from "../lib/net";
 import type { Log } from "../log/logger";
+import { ConnectionCaps } from "./h1/caps";
 import type { HeaderList } from "./h1/framing";
+import { type EngineLimits, engineLimits } from "./h1/limits";
 import { RawEngine, type RawServer, serveRaw } from "./h1/server";
 import { plainAnswers } from "./listeners-plain";
 import { openTlsFront, SniContexts } from "./listeners-tls";
@@ -27,6 +29,8 @@ export interface ListenerOptions {
   trusted?: CidrSet;
   /** Hosts the plain listener serves through the handler instead of redirecting (their TLS is off). */
   plainHost?: (host: string) => boolean;
+  /** The engine's connection caps, head limits and timeouts (defaults in h1/limits.ts). */
+  limits?: Partial<EngineLimits>;
 }
 
 export interface Listeners {
@@ -72,7 +76,15 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     const ip = clientIp(addr, headers.get("x-forwarded-for"), opts.trusted);
     return { clientIp: ip, secure, trustForwarded: opts.trusted.has(addr) };
   };
-  const engineOptions = { core: handler.core, info, log };
+  const limits = engineLimits(opts.limits);
+  // one set of connection caps for every listener; trusted proxies carry many clients and skip the per-address cap
+  const caps = new ConnectionCaps({
+    maxConnections: limits.maxConnections,
+    maxConnectionsPerIp: limits.maxConnectionsPerIp,
+    exempt: (peer) => opts.trusted?.has(peer) ?? false,
+    log,
+  });
+  const engineOptions = { core: handler.core, info, log, limits, caps };
 
   if (config.mode === "off") {
     const server = serveRaw({ hostname: main.hostname, port: main.port, ...engineOptions });

@@ -7,10 +7,14 @@ const TEXT: Record<number, string> = {
   400: "Bad Request",
   403: "Forbidden",
   404: "Not Found",
+  408: "Request Timeout",
   429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
+  501: "Not Implemented",
   502: "Bad Gateway",
   503: "Service Unavailable",
   504: "Gateway Timeout",
+  505: "HTTP Version Not Supported",
 };
 
 const STYLE =

@@ -1,16 +1,12 @@
 /**
  * Upstream connections of the raw engine: Bun.connect sockets on the event loop's own thread, kept alive between
- * requests per replica (`host:port`). An idle socket is closed after IDLE_S (shorter than the keep-alive timeouts of
+ * requests per replica (`host:port`). An idle socket is closed after `idleMs` (shorter than the keep-alive timeouts of
  * common app servers, so the upstream rarely closes one as it is reused); one that still closes under a request before
- * any response byte is reported as `stale` so the request can be sent again on a fresh connection.
+ * any response byte lets the request be sent again on a fresh connection. Bytes on an idle connection mean it is out
+ * of step: it is dropped, never reused.
  */
 import type { Socket } from "bun";
 import { Outbox } from "./outbox";
-
-/** Seconds an idle upstream connection is kept. */
-const IDLE_S = 4;
-/** Idle connections kept per replica. */
-const MAX_IDLE = 256;
 
 /** What an upstream socket reports to the request using it. */
 export interface UpstreamUser {
@@ -25,6 +21,7 @@ export interface UpstreamData {
   out: Outbox;
   /** Requests this connection has carried (1 while serving its first). */
   uses: number;
+  pool: UpstreamPool;
 }
 
 export type UpstreamSocket = Socket<UpstreamData>;
@@ -32,7 +29,6 @@ export type UpstreamSocket = Socket<UpstreamData>;
 const handlers = {
   binaryType: "buffer" as const,
   data(s: UpstreamSocket, buf: Buffer) {
-    // bytes on an idle connection belong to no request: the connection is out of step, drop it
     if (s.data.user === null) s.terminate();
     else s.data.user.onUpstreamData(buf);
   },
@@ -43,7 +39,7 @@ const handlers = {
   close(s: UpstreamSocket) {
     const user = s.data.user;
     s.data.user = null;
-    pools.get(s.data.addr)?.forget(s);
+    s.data.pool.closed(s);
     user?.onUpstreamClose();
   },
   timeout(s: UpstreamSocket) {
@@ -51,17 +47,6 @@ const handlers = {
   },
   error() {},
 };
-
-class ReplicaPool {
-  readonly idle: UpstreamSocket[] = [];
-
-  forget(s: UpstreamSocket): void {
-    const i = this.idle.indexOf(s);
-    if (i >= 0) this.idle.splice(i, 1);
-  }
-}
-
-const pools = new Map<string, ReplicaPool>();
 
 /** `host:port` (or `[v6]:port`) -> the parts Bun.connect wants. */
 function splitAddr(addr: string): { hostname: string; port: number } {
@@ -71,45 +56,75 @@ function splitAddr(addr: string): { hostname: string; port: number } {
   return { hostname: host, port: Number(addr.slice(i + 1)) };
 }
 
-/** An idle connection to `addr`, or null. */
-export function takeIdle(addr: string, user: UpstreamUser): UpstreamSocket | null {
-  const pool = pools.get(addr);
-  for (;;) {
-    const s = pool?.idle.pop();
-    if (s === undefined) return null;
-    if (s.readyState !== 1) continue;
-    s.data.user = user;
-    s.data.uses++;
-    s.timeout(0);
+/** The upstream connections of one engine: open ones counted, idle ones kept per replica. */
+export class UpstreamPool {
+  private readonly idle = new Map<string, UpstreamSocket[]>();
+  private open = 0;
+
+  constructor(private readonly o: { idleMs: number; maxIdle: number }) {}
+
+  /** Upstream connections open now (in use, idle, or still connecting). */
+  get size(): number {
+    return this.open;
+  }
+
+  /** An idle connection to `addr`, or null. */
+  take(addr: string, user: UpstreamUser): UpstreamSocket | null {
+    const list = this.idle.get(addr);
+    for (;;) {
+      const s = list?.pop();
+      if (s === undefined) return null;
+      if (s.readyState !== 1) continue;
+      s.data.user = user;
+      s.data.uses++;
+      s.timeout(0);
+      return s;
+    }
+  }
+
+  /** A new connection to `addr`; rejects with the connect error (its `code`, e.g. ECONNREFUSED). */
+  async connect(addr: string, user: UpstreamUser): Promise<UpstreamSocket> {
+    const { hostname, port } = splitAddr(addr);
+    const data = { addr, user, uses: 1, pool: this as UpstreamPool } as UpstreamData;
+    this.open++;
+    let s: UpstreamSocket;
+    try {
+      s = await Bun.connect<UpstreamData>({ hostname, port, data, socket: handlers });
+    } catch (e) {
+      this.open--;
+      throw e;
+    }
+    data.out = new Outbox(s as Socket<unknown>, () => {});
+    s.setNoDelay(true);
     return s;
   }
-}
 
-/** A new connection to `addr`; rejects with the connect error (its `code`, e.g. ECONNREFUSED). */
-export async function connectUpstream(addr: string, user: UpstreamUser): Promise<UpstreamSocket> {
-  const { hostname, port } = splitAddr(addr);
-  const data = { addr, user, uses: 1 } as UpstreamData;
-  const s = await Bun.connect<UpstreamData>({ hostname, port, data, socket: handlers });
-  data.out = new Outbox(s as Socket<unknown>, () => {});
-  s.setNoDelay(true);
-  return s;
-}
+  /** Give a connection whose exchange ended cleanly back for reuse. */
+  release(s: UpstreamSocket): void {
+    s.data.user = null;
+    if (s.readyState !== 1 || s.data.out.blocked) {
+      s.terminate();
+      return;
+    }
+    let list = this.idle.get(s.data.addr);
+    if (list === undefined) this.idle.set(s.data.addr, (list = []));
+    if (list.length >= this.o.maxIdle) {
+      s.end();
+      return;
+    }
+    s.timeout(Math.max(1, Math.ceil(this.o.idleMs / 1000)));
+    list.push(s);
+  }
 
-/** Give a connection whose exchange ended cleanly back for reuse. */
-export function release(s: UpstreamSocket): void {
-  s.data.user = null;
-  if (s.readyState !== 1 || s.data.out.blocked) {
-    s.terminate();
-    return;
+  /** The socket closed (its close handler). */
+  closed(s: UpstreamSocket): void {
+    this.open--;
+    const list = this.idle.get(s.data.addr);
+    if (list === undefined) return;
+    const i = list.indexOf(s);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) this.idle.delete(s.data.addr);
   }
-  let pool = pools.get(s.data.addr);
-  if (pool === undefined) pools.set(s.data.addr, (pool = new ReplicaPool()));
-  if (pool.idle.length >= MAX_IDLE) {
-    s.end();
-    return;
-  }
-  s.timeout(IDLE_S);
-  pool.idle.push(s);
 }
 
 /** Drop a connection that cannot be reused (its user gets no close callback). */

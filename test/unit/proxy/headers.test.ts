@@ -102,13 +102,27 @@ describe("request headers toward the upstream", () => {
     expect(h.get("forwarded")).toBe("for=x");
   });
 
-  it("drops Content-Length and Expect when there is no body, keeps both with one", () => {
-    const h = upstreamHeaders(new Headers({ "content-length": "7", expect: "100-continue" }), { ...base, bodyless: true });
+  it("never passes framing on (the engine writes its own), and Expect only with a body", () => {
+    const framing = { "content-length": "7", "transfer-encoding": "chunked", expect: "100-continue" };
+    const h = upstreamHeaders(new Headers(framing), { ...base, bodyless: true });
     expect(h.has("content-length")).toBe(false);
+    expect(h.has("transfer-encoding")).toBe(false);
     expect(h.has("expect")).toBe(false);
-    const withBody = upstreamHeaders(new Headers({ "content-length": "7", expect: "100-continue" }), base);
-    expect(withBody.get("content-length")).toBe("7");
+    const withBody = upstreamHeaders(new Headers(framing), base);
+    expect(withBody.has("content-length")).toBe(false);
+    expect(withBody.has("transfer-encoding")).toBe(false);
     expect(withBody.get("expect")).toBe("100-continue");
+  });
+
+  it("lets Connection name end-to-end headers away, never the ones the proxy sets", () => {
+    const h = upstreamHeaders(
+      new Headers({ connection: "host, x-forwarded-for, x-real-ip, cookie", cookie: "a=1", "x-real-ip": "6.6.6.6" }),
+      base,
+    );
+    expect(h.has("cookie")).toBe(false);
+    expect(h.get("host")).toBe(base.host);
+    expect(h.get("x-forwarded-for")).toBe(base.clientIp);
+    expect(h.get("x-real-ip")).toBe(base.clientIp);
   });
 
   it("passes the WebSocket handshake on and asks for the upgrade", () => {
