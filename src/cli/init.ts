@@ -50,12 +50,19 @@ metrics:
   tiers:
 ${d.metrics.tiers.map((t) => `    - { name: ${q(t.name)}, resolution: ${t.resolution}, retention: ${t.retention} }`).join("\n")}
 
-# Default request rate limit (API and proxied apps); apps may override it with labels.
+# Request rate limit of the API. Proxied apps are limited only when their sundeck.ratelimit.* labels ask for it;
+# fields the labels leave out come from here.
 ratelimit:
   requests: ${d.ratelimit.requests}
   window: ${d.ratelimit.window}
   burst: ${d.ratelimit.burst}
   by: ${d.ratelimit.by}
+
+# The reverse proxy's connection caps, request head limits and timeouts.
+proxy:
+${Object.entries(d.proxy)
+  .map(([k, v]) => `  ${k}: ${v}`)
+  .join("\n")}
 
 # Stored registry credentials applied to every app.
 registries: []

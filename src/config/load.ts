@@ -54,6 +54,8 @@ const ENV_KEYS: Record<string, [string, "string" | "int" | "list" | "bool"]> = {
   SUNDECK_RATELIMIT_BY: ["ratelimit.by", "string"],
   SUNDECK_REGISTRIES: ["registries", "list"],
   SUNDECK_TRUSTED_PROXIES: ["trusted_proxies", "list"],
+  SUNDECK_PROXY_MAX_CONNECTIONS: ["proxy.max_connections", "int"],
+  SUNDECK_PROXY_MAX_CONNECTIONS_PER_IP: ["proxy.max_connections_per_ip", "int"],
   SUNDECK_GIT_SYNC_ENABLED: ["git_sync.enabled", "bool"],
 };
 

@@ -37,6 +37,27 @@ const Tier = T.Object(
   { additionalProperties: false },
 );
 
+const count = (min: number, max: number) =>
+  hint(T.Integer({ minimum: min, maximum: max }), `must be a whole number from ${min} to ${max}`);
+
+/** The proxy engine's connection caps, head limits and timeouts (src/proxy/h1/limits.ts). */
+const ProxyLimits = T.Object(
+  {
+    max_connections: count(1, 1_000_000),
+    max_connections_per_ip: count(1, 1_000_000),
+    max_header_bytes: count(1024, 1024 * 1024),
+    max_headers: count(8, 10_000),
+    header_timeout: duration(),
+    idle_timeout: duration(),
+    body_timeout: duration(),
+    upstream_header_timeout: duration(),
+    upstream_body_timeout: duration(),
+    upstream_idle_timeout: duration(),
+    websocket_connect_timeout: duration(),
+  },
+  { additionalProperties: false },
+);
+
 const GitSync = T.Object(
   {
     enabled: T.Boolean(),
@@ -95,6 +116,7 @@ export const ConfigSchema = T.Object(
       },
       { additionalProperties: false },
     ),
+    proxy: ProxyLimits,
     registries: T.Array(hint(T.String({ minLength: 1 }), "must be registry names")),
     trusted_proxies: T.Array(hint(T.String({ minLength: 1 }), "must be IP addresses or CIDRs")),
     git_sync: GitSync,
@@ -128,6 +150,19 @@ export function defaults(): Config {
       ],
     },
     ratelimit: { requests: 200, window: "60s", burst: 50, by: "ip" },
+    proxy: {
+      max_connections: 4096,
+      max_connections_per_ip: 256,
+      max_header_bytes: 16 * 1024,
+      max_headers: 100,
+      header_timeout: "10s",
+      idle_timeout: "120s",
+      body_timeout: "60s",
+      upstream_header_timeout: "60s",
+      upstream_body_timeout: "5m",
+      upstream_idle_timeout: "4s",
+      websocket_connect_timeout: "10s",
+    },
     registries: [],
     trusted_proxies: [],
     git_sync: {
@@ -187,6 +222,9 @@ export function validateConfig(cfg: unknown): asserts cfg is Config {
     if (!parseCidr(p)) throw new ConfigError(`trusted_proxies.${i}`, `must be an IP address or CIDR (got ${JSON.stringify(p)})`);
   });
   if (parseDuration(c.ratelimit.window)! <= 0) throw new ConfigError("ratelimit.window", "must be longer than 0s");
+  for (const [key, value] of Object.entries(c.proxy)) {
+    if (typeof value === "string" && parseDuration(value)! < 1000) throw new ConfigError(`proxy.${key}`, "must be at least 1s");
+  }
   c.metrics.tiers.forEach((tier, i) => {
     if (parseDuration(tier.resolution)! <= 0) throw new ConfigError(`metrics.tiers.${i}.resolution`, "must be longer than 0s");
     if (parseDuration(tier.retention)! < parseDuration(tier.resolution)!)

@@ -11,7 +11,8 @@ import { stopWithin } from "../lib/time";
 import type { RequestStatsStore } from "../modules/metrics/request-stats";
 import { type CertManager, challengeOrder, createCertManager } from "./certs/manager";
 import { createCertStore } from "./certs/store";
-import { createProxyHandler } from "./handler";
+import type { EngineLimits } from "./h1/limits";
+import { createProxyHandler, type ProxyTimeouts } from "./handler";
 import { type Listeners, startListeners } from "./listeners";
 import { buildRouteTable, type RouteTable } from "./route-table";
 import type { RequestStats } from "./stats";
@@ -45,6 +46,26 @@ export function routeDefaults(c: Config, mode: TlsMode) {
   };
 }
 
+/** The engine's limits and the upstream timeouts from the `proxy` block. */
+export function proxyLimits(c: Config): { limits: Partial<EngineLimits>; timeouts: ProxyTimeouts } {
+  const p = c.proxy;
+  const ms = (d: string) => parseDuration(d)!;
+  return {
+    limits: {
+      maxConnections: p.max_connections,
+      maxConnectionsPerIp: p.max_connections_per_ip,
+      maxHeaderBytes: p.max_header_bytes,
+      maxHeaders: p.max_headers,
+      headerTimeoutMs: ms(p.header_timeout),
+      idleTimeoutMs: ms(p.idle_timeout),
+      bodyTimeoutMs: ms(p.body_timeout),
+      upstreamBodyTimeoutMs: ms(p.upstream_body_timeout),
+      upstreamIdleMs: ms(p.upstream_idle_timeout),
+    },
+    timeouts: { headersMs: ms(p.upstream_header_timeout), wsConnectMs: ms(p.websocket_connect_timeout) },
+  };
+}
+
 /** Start the proxy; returns its stop function (in-flight requests get `graceMs` to finish). */
 export async function startEdge(ctx: Ctx, o: { managementPort: number }): Promise<(graceMs: number) => Promise<void>> {
   const c = ctx.config;
@@ -67,12 +88,14 @@ export async function startEdge(ctx: Ctx, o: { managementPort: number }): Promis
   ctx.edge.certs = certs;
 
   let table: RouteTable | null = null;
+  const { limits, timeouts } = proxyLimits(c);
   const handler = createProxyHandler({
     table: () => table!,
     stats: ctx.edge.stats,
     log,
     proxyToken: ctx.proxyToken,
     clock: ctx.clock,
+    timeouts,
   });
   const upstreams = boardUpstreams(ctx.status);
   const defaults = routeDefaults(c, mode);
@@ -129,6 +152,7 @@ export async function startEdge(ctx: Ctx, o: { managementPort: number }): Promis
     log,
     trusted: ctx.trusted,
     plainHost: (h) => certs.isPlain(h),
+    limits,
   });
   const ports = listeners.ports();
   ctx.edge.listeners = listeners;

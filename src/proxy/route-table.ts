@@ -57,6 +57,7 @@ export interface RouteTableInput {
   upstreams: (slug: string, service: string, port: number) => string[];
   /** The management UI and API, served on `domain`. */
   management?: { hosts: string[]; upstream: string; tls?: TlsMode | null };
+  /** The global `ratelimit` block supplies the fields an app's rate-limit labels leave out. */
   defaults: { ratelimit: RateLimitDefaults; tls?: TlsMode | null };
 }
 
@@ -89,11 +90,16 @@ function pick(list: Route[] | undefined, path: string): Route | null {
   return null;
 }
 
-function resolveRateLimit(labels: AppLabels["ratelimit"], d: RateLimitDefaults): RouteRateLimit {
-  const windowMs = labels?.window !== undefined ? (parseDuration(labels.window) ?? d.windowMs) : d.windowMs;
-  const requests = labels?.requests ?? d.requests;
-  const burst = labels?.burst ?? d.burst;
-  const by = labels?.by ?? d.by;
+/**
+ * An app's rate limit: only when its labels ask for one (a page load of a real app behind one shared address is a
+ * hundred requests); fields the labels leave out come from the global `ratelimit` block.
+ */
+function resolveRateLimit(labels: AppLabels["ratelimit"], d: RateLimitDefaults): RouteRateLimit | null {
+  if (labels === null) return null;
+  const windowMs = labels.window !== undefined ? (parseDuration(labels.window) ?? d.windowMs) : d.windowMs;
+  const requests = labels.requests ?? d.requests;
+  const burst = labels.burst ?? d.burst;
+  const by = labels.by ?? d.by;
   const header = by.startsWith("header:") ? by.slice(7).toLowerCase() : null;
   return { requests, windowMs, burst, by, header, id: `${requests}/${windowMs}/${burst}/${by}` };
 }

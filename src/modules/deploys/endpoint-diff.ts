@@ -33,7 +33,7 @@ export function diffEndpoints(before: AppLabels | null, after: AppLabels) {
   for (const [k, e] of was) if (!now.has(k)) changes.push(`endpoint removed: ${describe(e)}`);
   const allow = (l: AppLabels | null) => (l?.allow ? l.allow.join(",") : "everyone");
   if (allow(before) !== allow(after)) changes.push(`access: ${allow(before)} → ${allow(after)}`);
-  const rl = (l: AppLabels | null) => (l?.ratelimit ? JSON.stringify(l.ratelimit) : "default");
+  const rl = (l: AppLabels | null) => (l?.ratelimit ? JSON.stringify(l.ratelimit) : "none");
   if (rl(before) !== rl(after)) changes.push(`rate limit: ${rl(before)} → ${rl(after)}`);
   if (changes.length === 0) return null;
   const summary = changes.join("; ");

@@ -141,7 +141,7 @@ describe("route table building", () => {
     expect([...t.conflicts].sort()).toEqual(["deck.example.com/", "x.example.com/"]);
   });
 
-  it("resolves rate limits from labels over the defaults", () => {
+  it("limits only apps whose labels ask for it, taking the fields they leave out from the defaults", () => {
     const t = buildRouteTable({
       apps: [
         app("a", [ep("web", ["a.example.com"])], { ratelimit: { requests: 5, window: "10s", by: "header:X-Api-Key" } }),
@@ -158,7 +158,7 @@ describe("route table building", () => {
       header: "x-api-key",
       id: "5/10000/50/header:X-Api-Key",
     });
-    expect(t.lookup("b.example.com", "/")!.ratelimit).toMatchObject({ requests: 200, windowMs: 60_000, burst: 50, by: "ip" });
+    expect(t.lookup("b.example.com", "/")!.ratelimit).toBeNull();
   });
 
   it("builds the allowlist, denying everyone when no entry parses", () => {

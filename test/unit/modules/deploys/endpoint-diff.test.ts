@@ -37,7 +37,7 @@ describe("endpoint changes", () => {
       "endpoint a.example.com now → api:8080",
       "tls of a.example.com: default → local",
       "access: everyone → 10.0.0.0/8",
-      'rate limit: default → {"requests":10}',
+      'rate limit: none → {"requests":10}',
     ]);
     expect(d.after).toMatchObject({ access_allow: ["10.0.0.0/8"], ratelimit: { requests: 10 } });
   });
