@@ -59,6 +59,7 @@ export function proxyLimits(c: Config): { limits: Partial<EngineLimits>; timeout
       headerTimeoutMs: ms(p.header_timeout),
       idleTimeoutMs: ms(p.idle_timeout),
       bodyTimeoutMs: ms(p.body_timeout),
+      sendTimeoutMs: ms(p.send_timeout),
       upstreamBodyTimeoutMs: ms(p.upstream_body_timeout),
       upstreamIdleMs: ms(p.upstream_idle_timeout),
     },

@@ -105,7 +105,7 @@ export function forwardedFor(incoming: string | null, clientIp: string, trustFor
 
 /**
  * The headers to send upstream, as pairs: end-to-end request headers plus Host and X-Forwarded-*; no framing (the
- * engine adds its own). A header named in Connection is dropped, but never one the proxy sets itself.
+ * engine adds its own), no names with `_`. A header named in Connection is dropped, but never one the proxy sets.
  */
 export function upstreamHeaderPairs(incoming: HeaderSource, o: UpstreamHeaderOptions): Array<[string, string]> {
   const out: Array<[string, string]> = [];
@@ -114,6 +114,9 @@ export function upstreamHeaderPairs(incoming: HeaderSource, o: UpstreamHeaderOpt
   let realIp = false;
   for (const [name, value] of incoming) {
     if (HOP.has(name) || name.startsWith("proxy-") || (named?.includes(name) ?? false)) continue;
+    // CGI-style servers (WSGI, Rack, PHP) read `X_Forwarded_For` as X-Forwarded-For: a client could place its own
+    // value before the proxy's. Dropped like nginx does by default.
+    if (name.includes("_")) continue;
     switch (name) {
       case "host":
       case PROXY_TOKEN_HEADER:

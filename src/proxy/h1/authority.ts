@@ -30,9 +30,25 @@ export function validAuthority(text: string): boolean {
   return PORT.test(port) && (port === "" || Number(port) <= 65535);
 }
 
+const PLAIN = /^[a-z0-9-]+(\.[a-z0-9-]+)*$/;
+
+/**
+ * A valid authority as sent upstream: the host lower-cased without trailing dots, the port as a plain number (an
+ * empty port dropped), so an app that builds links from Host never sees `A.TEST.:080`.
+ */
+export function canonicalAuthority(text: string): string {
+  if (PLAIN.test(text)) return text;
+  const v6 = text.startsWith("[");
+  const colon = v6 ? text.indexOf(":", text.indexOf("]")) : text.indexOf(":");
+  let host = (colon < 0 ? text : text.slice(0, colon)).toLowerCase();
+  if (!v6) while (host.endsWith(".")) host = host.slice(0, -1);
+  const port = colon < 0 ? "" : text.slice(colon + 1);
+  return port === "" ? host : `${host}:${Number(port)}`;
+}
+
 /** Where a request goes and what to send upstream. */
 export interface RequestTarget {
-  /** The authority to route by and to send as Host ("" for an HTTP/1.0 request without one). */
+  /** The authority to route by and to send as Host, canonical ("" for an HTTP/1.0 request without one). */
   authority: string;
   /** Origin-form path and query for the upstream. */
   target: string;
@@ -60,5 +76,5 @@ export function requestTarget(head: RequestHead): RequestTarget {
     target = m[2].startsWith("/") ? m[2] : `/${m[2]}`;
   }
   const q = target.indexOf("?");
-  return { authority, target, path: q < 0 ? target : target.slice(0, q) };
+  return { authority: canonicalAuthority(authority), target, path: q < 0 ? target : target.slice(0, q) };
 }

@@ -1,12 +1,20 @@
 /**
  * Client connection caps, shared by every listener of the proxy: connections open at once in total and per peer
- * address. A connection past a cap is closed at once, before any TLS handshake or request is read; refusals are
- * logged at most every 10 s with their count.
+ * address (per /64 for IPv6, the block one subscriber gets). A connection past a cap is closed at once, before any
+ * TLS handshake or request is read; refusals are logged at most every 10 s with their count.
  */
-import { normalizeIp } from "../../lib/net";
+import { ipBytes, normalizeIp } from "../../lib/net";
 import type { Log } from "../../log/logger";
 
 const REFUSAL_LOG_MS = 10_000;
+
+/** What a peer counts as: its IPv4 address, or its IPv6 /64. */
+function peerKey(peer: string): string {
+  const ip = normalizeIp(peer);
+  if (!ip.includes(":")) return ip;
+  const b = ipBytes(ip);
+  return b === null ? ip : `${Buffer.from(b.subarray(0, 8)).toString("hex")}::/64`;
+}
 
 export interface CapsOptions {
   maxConnections: number;
@@ -31,9 +39,9 @@ export class ConnectionCaps {
 
   /** Count a new connection from `peer` if the caps allow it; false means close it at once. */
   reserve(peer: string): boolean {
-    const key = normalizeIp(peer);
+    const key = peerKey(peer);
     const n = this.perPeer.get(key) ?? 0;
-    const overPeer = n >= this.o.maxConnectionsPerIp && !(this.o.exempt?.(key) ?? false);
+    const overPeer = n >= this.o.maxConnectionsPerIp && !(this.o.exempt?.(normalizeIp(peer)) ?? false);
     if (this.open >= this.o.maxConnections || overPeer) {
       this.refusal(key);
       return false;
@@ -45,7 +53,7 @@ export class ConnectionCaps {
 
   /** A connection counted by `reserve` closed. */
   release(peer: string): void {
-    const key = normalizeIp(peer);
+    const key = peerKey(peer);
     this.open--;
     const n = (this.perPeer.get(key) ?? 1) - 1;
     if (n <= 0) this.perPeer.delete(key);

@@ -1,7 +1,9 @@
 /**
  * One client connection of the raw engine: reads request heads, refuses what breaks the rules with a status and a
- * close (never a reset), answers what the proxy answers itself, and runs one exchange at a time; requests pipelined
- * behind it wait, parsed when it ends.
+ * close, answers what the proxy answers itself, and runs one exchange at a time; requests pipelined behind it wait,
+ * parsed when it ends and only while the client takes what it was sent (a client that never reads cannot make the
+ * proxy queue answers). Closing lingers: the write side is shut, and what the client still sends is read and
+ * dropped for a while, so its kernel does not answer our close with a reset that destroys the answer in flight.
  */
 import { normalizeInfo } from "../handler";
 import { connectionTokens } from "../headers";
@@ -14,6 +16,8 @@ import type { RawEngine } from "./server";
 import { CONNECTION_CLOSE, serializeHead, statusLine } from "./wire";
 
 const CRLF = 0x0a0d; // "\r\n" read as a little-endian uint16
+/** How long a closing connection keeps reading (and dropping) what the client still sends. */
+const LINGER_MS = 5_000;
 
 function wantsClose(head: RequestHead): boolean {
   const tokens = connectionTokens(head.headers.get("connection"));
@@ -40,8 +44,9 @@ export class ClientConn {
   headSince = 0;
   lastActive = performance.now();
   ex: Exchange | null = null;
-  /** Close once the current response is written. */
+  /** Closing: no more requests, input is discarded until the client closes or `closeBy`. */
   closing = false;
+  private closeBy = 0;
   closed = false;
   paused = false;
 
@@ -49,7 +54,24 @@ export class ClientConn {
     readonly server: RawEngine,
     link: (flowing: () => void) => ClientLink,
   ) {
-    this.link = link(() => this.ex?.clientFlowing());
+    this.link = link(() => this.safely(() => this.flowing()));
+  }
+
+  /** Run `fn` for this connection; a bug costs the connection, never the process. */
+  safely(fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.server.opts.log.error("proxy engine error, connection dropped", { error: (e as Error)?.stack ?? String(e) });
+      this.ex?.clientGone();
+      this.link.terminate();
+    }
+  }
+
+  /** The client took everything queued for it: go on with the exchange, or with the requests waiting. */
+  private flowing(): void {
+    if (this.ex !== null) this.ex.clientFlowing();
+    else if (!this.closing) this.next();
   }
 
   pause(): void {
@@ -68,6 +90,7 @@ export class ClientConn {
 
   onData(chunk: Buffer): void {
     this.lastActive = performance.now();
+    if (this.closing) return;
     const ex = this.ex;
     if (ex === null) {
       this.hold(chunk);
@@ -99,11 +122,17 @@ export class ClientConn {
   next(): void {
     const max = this.server.limits.maxHeaderBytes;
     while (this.ex === null && !this.closing && !this.closed && this.buf !== null) {
+      // answers the client has not taken yet: read nothing more until it does (flowing() comes back here)
+      if (this.link.blocked) {
+        this.pause();
+        return;
+      }
       let buf = this.buf;
-      // empty lines before a request line are ignored (RFC 9112 2.2)
+      // empty lines before a request line are ignored (RFC 9112 2.2), but count as the start of a head
       let skip = 0;
       while (buf.length - skip >= 2 && buf.readUInt16LE(skip) === CRLF) skip += 2;
       if (skip > 0) {
+        if (this.headSince === 0) this.headSince = performance.now();
         buf = buf.subarray(skip);
         this.buf = buf.length > 0 ? buf : null;
         if (this.buf === null) break;
@@ -139,7 +168,7 @@ export class ClientConn {
         return;
       }
     }
-    if (this.ex === null && this.buf === null) this.resume();
+    if (this.ex === null && this.buf === null && !this.closing && !this.link.blocked) this.resume();
   }
 
   private start(head: RequestHead, t0: number): void {
@@ -186,11 +215,14 @@ export class ClientConn {
     this.answer(errorAnswer(status, refusalText(status)), "GET", true);
   }
 
-  /** Close after what is queued is written. */
+  /** Close after what is queued is written, lingering: keep reading (and dropping) input until the client closes. */
   end(): void {
+    if (this.closing) return;
     this.closing = true;
+    this.closeBy = performance.now() + LINGER_MS;
     this.buf = null;
     this.link.end();
+    this.resume();
   }
 
   /** The exchange ended; go on with the next request or close. */
@@ -211,13 +243,19 @@ export class ClientConn {
     this.server.conns.delete(this);
   }
 
-  /** The periodic check: head and idle timeouts, and the exchange's. */
+  /** The periodic check: send, linger, head and idle timeouts, and the exchange's. */
   tick(now: number): void {
+    const limits = this.server.limits;
+    const stalled = this.link.stalledSince;
+    // a client that stopped reading holds a slot and, through backpressure, an upstream connection
+    if ((stalled > 0 && now - stalled > limits.sendTimeoutMs) || (this.closing && now > this.closeBy)) {
+      this.link.terminate();
+      return;
+    }
     if (this.ex !== null) {
       this.ex.tick(now);
       return;
     }
-    const limits = this.server.limits;
     if (this.headSince > 0 && now - this.headSince > limits.headerTimeoutMs) {
       this.link.terminate();
       return;

@@ -29,6 +29,8 @@ export const READ_AHEAD = 256 * 1024;
 const MAX_RESPONSE_HEAD = 64 * 1024;
 /** Most header fields of an upstream response head. */
 const MAX_RESPONSE_HEADERS = 500;
+/** Silence after which a tunnel's sockets send TCP keep-alive probes. */
+const TUNNEL_KEEPALIVE_MS = 60_000;
 
 /** A WebSocket handshake: a bodyless GET asking to upgrade to websocket. */
 function isUpgrade(head: RequestHead, framing: Framing): boolean {
@@ -280,7 +282,10 @@ export class Exchange implements UpstreamUser {
       }
       this.readBody(buf, head);
     } catch (e) {
-      if (!(e instanceof FramingError)) throw e;
+      if (!(e instanceof FramingError)) {
+        this.onUpstreamError(e);
+        return;
+      }
       this.core.log.warn("upstream sent a malformed response", {
         app: this.a.route.app,
         upstream: this.a.upstream,
@@ -395,8 +400,17 @@ export class Exchange implements UpstreamUser {
     if (body.done) this.complete();
   }
 
+  /** A bug on the upstream side: it costs this exchange and both its connections, never the process. */
+  onUpstreamError(e: unknown): void {
+    this.core.log.error("proxy engine error, connection dropped", { error: (e as Error)?.stack ?? String(e) });
+    this.abandonBoth("engine error");
+  }
+
   private startTunnel(head: ResponseHead, rest: Buffer): void {
     this.tunnel = true;
+    // a tunnel has no timeout of its own (apps ping, or not); keep-alive probes find a peer that vanished
+    this.conn.link.keepAlive(TUNNEL_KEEPALIVE_MS);
+    this.up?.setKeepAlive(true, TUNNEL_KEEPALIVE_MS);
     this.deadline = 0;
     this.unwait();
     this.core.record(this.a, 101);
@@ -426,8 +440,10 @@ export class Exchange implements UpstreamUser {
     this.finish();
     if (up !== null) {
       const res = this.res!;
+      // an upgrade the app refused is not reused either: an app may answer it and still treat the socket as its own
       const reusable =
         reqDone &&
+        !this.upgrade &&
         !this.stray &&
         res.minor === 1 &&
         this.resBody!.framing.kind !== "close" &&

@@ -19,6 +19,8 @@ export interface EngineLimits {
   idleTimeoutMs: number;
   /** Longest gap between bytes of a request body; then 408 (or a close once a response has started). */
   bodyTimeoutMs: number;
+  /** Longest a client may take to read what the proxy has for it (no progress at all); then the connection drops. */
+  sendTimeoutMs: number;
   /** Longest gap between bytes of a response body from an app; then the client connection is closed. */
   upstreamBodyTimeoutMs: number;
   /** An idle kept-alive upstream connection is closed after this long. */
@@ -35,6 +37,7 @@ export const DEFAULT_LIMITS: Readonly<EngineLimits> = Object.freeze({
   headerTimeoutMs: 10_000,
   idleTimeoutMs: 120_000,
   bodyTimeoutMs: 60_000,
+  sendTimeoutMs: 60_000,
   upstreamBodyTimeoutMs: 300_000,
   upstreamIdleMs: 4_000,
   upstreamMaxIdle: 256,

@@ -15,14 +15,18 @@ export interface ClientLink {
   readonly secure: boolean;
   /** Something waits to be written. */
   readonly blocked: boolean;
+  /** performance.now() of the peer's last read progress while something waits to be written; 0 when nothing does. */
+  readonly stalledSince: number;
   /** Write `data` (or queue it behind what waits); false when the connection is closed or ending. */
   write(data: Buffer | string): boolean;
-  /** Close once everything queued is written. */
+  /** Half-close once everything queued is written (the peer's further bytes can still be read and discarded). */
   end(): void;
   /** Close now. */
   terminate(): void;
   pause(): void;
   resume(): void;
+  /** TCP keep-alive probes after `ms` of silence (a tunnel whose peer vanished is found and closed). */
+  keepAlive(ms: number): void;
 }
 
 /** A Bun.listen socket; the listener's `drain` handler must call `drain()`. */
@@ -43,6 +47,10 @@ export class BunLink implements ClientLink {
 
   get blocked(): boolean {
     return this.out.blocked;
+  }
+
+  get stalledSince(): number {
+    return this.out.stalledSince;
   }
 
   write(data: Buffer | string): boolean {
@@ -68,6 +76,10 @@ export class BunLink implements ClientLink {
   resume(): void {
     this.sock.resume();
   }
+
+  keepAlive(ms: number): void {
+    this.sock.setKeepAlive(true, ms);
+  }
 }
 
 /** A node:tls socket after its handshake. Node streams queue what the socket cannot take and say so with 'drain'. */
@@ -75,6 +87,7 @@ export class TlsLink implements ClientLink {
   readonly secure = true;
   private waiting = false;
   private ending = false;
+  stalledSince = 0;
 
   constructor(
     private readonly sock: TLSSocket,
@@ -83,6 +96,7 @@ export class TlsLink implements ClientLink {
   ) {
     sock.on("drain", () => {
       this.waiting = false;
+      this.stalledSince = 0;
       if (!this.ending) flowing();
     });
   }
@@ -94,7 +108,11 @@ export class TlsLink implements ClientLink {
   write(data: Buffer | string): boolean {
     if (this.ending || this.sock.destroyed) return false;
     if (data.length === 0) return true;
-    if (!this.sock.write(typeof data === "string" ? Buffer.from(data, "latin1") : data)) this.waiting = true;
+    if (!this.sock.write(typeof data === "string" ? Buffer.from(data, "latin1") : data) && !this.waiting) {
+      // node:tls says only when everything queued is gone ('drain'), so a stall counts from the first full write
+      this.waiting = true;
+      this.stalledSince = performance.now();
+    }
     return true;
   }
 
@@ -114,5 +132,9 @@ export class TlsLink implements ClientLink {
 
   resume(): void {
     this.sock.resume();
+  }
+
+  keepAlive(ms: number): void {
+    this.sock.setKeepAlive(true, ms);
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Writing to a Bun socket with backpressure. `Socket.write` takes what the kernel accepts and returns the count; the
  * rest is kept here (copied, since the caller's buffer may be reused) and written on `drain`. While anything waits,
- * `blocked` is true and the caller pauses the side that feeds it; `onFlowing` says when to resume.
+ * `blocked` is true and the caller pauses the side that feeds it; `onFlowing` says when to resume. `stalledSince` is
+ * when the peer last took bytes while something waited (a send timeout drops a peer that stopped reading).
  */
 import type { Socket } from "bun";
 
@@ -10,6 +11,8 @@ export class Outbox {
   private queued = 0;
   /** After end(): close once the queue is written. */
   private ending = false;
+  /** performance.now() of the last progress while something waits; 0 when nothing does. */
+  stalledSince = 0;
 
   constructor(
     private readonly sock: Socket<unknown>,
@@ -36,6 +39,7 @@ export class Outbox {
     if (n < buf.length) {
       this.queue.push(Buffer.from(buf.subarray(n)));
       this.queued += buf.length - n;
+      this.stalledSince = performance.now();
     }
     return true;
   }
@@ -51,23 +55,31 @@ export class Outbox {
         return;
       }
       this.queued -= n;
+      if (n > 0) this.stalledSince = performance.now();
       if (n < head.length) {
         this.queue[0] = head.subarray(n);
         return;
       }
       this.queue.shift();
     }
+    this.stalledSince = 0;
     if (this.ending) {
-      this.sock.end();
+      this.close();
       return;
     }
     this.onFlowing();
   }
 
-  /** Close the socket once everything queued is written. */
+  /** Half-close with shutdown(2): Bun's end() closes both ways within milliseconds, and a close with unread input
+   * makes the kernel send a reset that destroys the answer still on its way to the peer. */
+  private close(): void {
+    this.sock.shutdown();
+  }
+
+  /** Half-close (FIN) once everything queued is written; the socket stays readable until the peer closes. */
   end(): void {
     if (this.ending) return;
     this.ending = true;
-    if (this.queued === 0) this.sock.end();
+    if (this.queued === 0) this.close();
   }
 }

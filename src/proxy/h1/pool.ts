@@ -13,6 +13,8 @@ export interface UpstreamUser {
   onUpstreamData(buf: Buffer): void;
   onUpstreamDrain(): void;
   onUpstreamClose(): void;
+  /** A callback above threw: a bug, which must cost this exchange only. */
+  onUpstreamError(e: unknown): void;
 }
 
 export interface UpstreamData {
@@ -26,21 +28,32 @@ export interface UpstreamData {
 
 export type UpstreamSocket = Socket<UpstreamData>;
 
+/** Run a user's callback; what it throws goes back to it as an error, never into Bun's socket loop. */
+function guarded(user: UpstreamUser | null, fn: () => void): void {
+  try {
+    fn();
+  } catch (e) {
+    user?.onUpstreamError(e);
+  }
+}
+
 const handlers = {
   binaryType: "buffer" as const,
   data(s: UpstreamSocket, buf: Buffer) {
-    if (s.data.user === null) s.terminate();
-    else s.data.user.onUpstreamData(buf);
+    const user = s.data.user;
+    if (user === null) s.terminate();
+    else guarded(user, () => user.onUpstreamData(buf));
   },
   drain(s: UpstreamSocket) {
     s.data.out.drain();
-    s.data.user?.onUpstreamDrain();
+    const user = s.data.user;
+    if (user !== null) guarded(user, () => user.onUpstreamDrain());
   },
   close(s: UpstreamSocket) {
     const user = s.data.user;
     s.data.user = null;
     s.data.pool.closed(s);
-    user?.onUpstreamClose();
+    if (user !== null) guarded(user, () => user.onUpstreamClose());
   },
   timeout(s: UpstreamSocket) {
     if (s.data.user === null) s.end();

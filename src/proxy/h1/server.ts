@@ -104,6 +104,7 @@ export class RawEngine {
       opts.core.wsConnectMs,
       this.limits.headerTimeoutMs,
       this.limits.bodyTimeoutMs,
+      this.limits.sendTimeoutMs,
       this.limits.upstreamBodyTimeoutMs,
     );
     this.tickMs = Math.max(50, Math.min(1000, Math.floor(shortest / 4)));
@@ -127,7 +128,7 @@ export class RawEngine {
       return;
     }
     const c = this.adopt((flowing) => new TlsLink(sock, peer, flowing));
-    sock.on("data", (b: Buffer) => c.onData(b));
+    sock.on("data", (b: Buffer) => c.safely(() => c.onData(b)));
     sock.on("error", () => sock.destroy());
     sock.once("close", () => c.onClose());
   }
@@ -188,10 +189,12 @@ export function serveRaw(opts: RawServeOptions): RawServer {
         s.data = { conn, link: link!, peer };
       },
       data(s, buf) {
-        s.data.conn?.onData(buf as Buffer);
+        const c = s.data.conn;
+        c?.safely(() => c.onData(buf as Buffer));
       },
       drain(s) {
-        s.data.link?.drain();
+        const link = s.data.link;
+        if (link !== null) s.data.conn?.safely(() => link.drain());
       },
       close(s) {
         s.data.conn?.onClose();

@@ -113,6 +113,21 @@ describe("request side", () => {
     expect(r.b[0].body).toBe("hi");
   });
 
+  it("drops header names with an underscore, which CGI-style servers read as their hyphenated twins", async () => {
+    const r = await send(
+      "GET /u HTTP/1.1\r\nHost: a.test\r\nX_Forwarded_For: 6.6.6.6\r\nX_Real_IP: 6.6.6.6\r\nX_Custom: 1\r\nX-Kept: 1\r\n\r\n",
+    );
+    expect(r.a[0].headers.filter(([k]) => k.includes("_"))).toEqual([]);
+    expect(hdr(r.a[0], "x-forwarded-for")).toEqual(["127.0.0.1"]);
+    expect(hdr(r.a[0], "x-kept")).toEqual(["1"]);
+  });
+
+  it("sends the authority in canonical form: lower case, no trailing dot, a plain port", async () => {
+    const r = await send("GET / HTTP/1.1\r\nHost: A.TEST.:080\r\n\r\n");
+    expect(hdr(r.a[0], "host")).toEqual(["a.test:80"]);
+    expect(hdr(r.a[0], "x-forwarded-host")).toEqual(["a.test:80"]);
+  });
+
   const refused: Array<[string, string, number]> = [
     ["userinfo in an absolute-form target", "GET http://b.test:80@a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 400],
     ["two Host headers", "GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n", 400],
@@ -181,6 +196,107 @@ describe("request side", () => {
     const slowHead = await send(["GET / HTTP/1.1\r\nHost: a.test\r\n"], { waitMs: 3000 });
     expect(slowHead.closed).toBe(true);
     expect(slowHead.text).toBe("");
+  });
+});
+
+describe("connections", () => {
+  let a: RawUpstream;
+  let proxy: Listeners;
+  let port: number;
+  const BIG = "x".repeat(8 * 1024 * 1024);
+
+  beforeAll(async () => {
+    a = rawUpstream((r) =>
+      r.head.startsWith("GET /big ")
+        ? { bytes: `HTTP/1.1 200 OK\r\ncontent-length: ${BIG.length}\r\n\r\n${BIG}` }
+        : r.head.startsWith("GET /20k ")
+          ? { bytes: `HTTP/1.1 200 OK\r\ncontent-length: 20480\r\n\r\n${"y".repeat(20480)}` }
+          : r.head.startsWith("GET /ws ")
+            ? { bytes: "HTTP/1.1 426 Upgrade Required\r\ncontent-length: 0\r\n\r\n" }
+            : { bytes: "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok" },
+    );
+    proxy = await proxyFor(a, a, { sendTimeoutMs: 500 });
+    port = proxy.ports().main;
+  });
+  afterAll(async () => {
+    await proxy.stop(true);
+    a.stop();
+  });
+
+  /** A node:net client that writes `bytes`, reads nothing for `readAfterMs`, then everything until the close. */
+  const lateReader = (bytes: Buffer, readAfterMs: number) =>
+    new Promise<{ text: string; error: string }>((resolve) => {
+      let text = "";
+      let error = "";
+      const c = connect({ host: "127.0.0.1", port }, () => c.write(bytes));
+      c.pause();
+      setTimeout(() => c.resume(), readAfterMs);
+      c.on("data", (d) => {
+        text += d.toString("latin1");
+      });
+      c.on("error", (e: NodeJS.ErrnoException) => {
+        error = e.code ?? e.message;
+      });
+      c.on("close", () => resolve({ text, error }));
+      setTimeout(() => c.destroy(), 5000);
+    });
+
+  it.each([
+    ["a refused request", "BREW / HTTP/1.1\r\nHost: a.test\r\n\r\n", 501],
+    ["an unknown host with a body", "POST / HTTP/1.1\r\nHost: nobody.test\r\nContent-Length: 1048576\r\n\r\n", 404],
+    ["a malformed chunk", "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400],
+  ])("closes after %s without a reset, though more input is unread (the answer survives)", async (_what, head, code) => {
+    const r = await lateReader(Buffer.concat([Buffer.from(head, "latin1"), Buffer.alloc(1 << 20, 65)]), 200);
+    expect(statusOf(r.text)).toBe(code);
+    expect(r.error).toBe("");
+  });
+
+  it("reads no further requests while the client does not take its answers", async () => {
+    const before = a.requests.length;
+    const sock = connect({ host: "127.0.0.1", port });
+    sock.pause();
+    sock.on("error", () => {});
+    await new Promise<void>((r) => sock.once("connect", () => r()));
+    sock.write("GET /20k HTTP/1.1\r\nHost: a.test\r\n\r\n".repeat(3000));
+    await Bun.sleep(400);
+    const forwarded = a.requests.length - before;
+    // socket buffers hold a few hundred 20 KiB answers at most; the old engine forwarded all 3,000
+    expect(forwarded).toBeGreaterThan(0);
+    expect(forwarded).toBeLessThan(1000);
+    sock.destroy();
+  });
+
+  it("drops a client that stops reading after the send timeout, and the upstream connection with it", async () => {
+    const sock = connect({ host: "127.0.0.1", port });
+    let closed = false;
+    sock.pause();
+    sock.on("error", () => {});
+    sock.on("close", () => {
+      closed = true;
+    });
+    await new Promise<void>((r) => sock.once("connect", () => r()));
+    sock.write("GET /big HTTP/1.1\r\nHost: a.test\r\n\r\n");
+    await until(() => closed, { timeout: 4000, what: "the stalled client dropped" });
+    await until(() => a.open === 0, { timeout: 4000, what: "the upstream connection closed" });
+  });
+
+  it("counts empty lines toward the head timeout", async () => {
+    const parts = Array.from({ length: 20 }, () => "\r\n");
+    const r = await rawRequest(port, parts, { gapMs: 100, waitMs: 4000 });
+    expect(r.closed).toBe(true);
+    expect(r.text).toBe("");
+  });
+
+  it("never puts back in the pool a connection whose upgrade the app refused", async () => {
+    const upgrade =
+      "GET /ws HTTP/1.1\r\nHost: a.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+    const r = await rawRequest(port, [upgrade, "GET /after HTTP/1.1\r\nHost: a.test\r\n\r\n"], {
+      gapMs: 50,
+      until: (t) => responses(t).length >= 2,
+    });
+    expect(responses(r.text).map((x) => x.status)).toEqual([426, 200]);
+    const [ws, after] = a.requests.slice(-2);
+    expect(after.conn).not.toBe(ws.conn);
   });
 });
 
