@@ -29,6 +29,8 @@ export const READ_AHEAD = 256 * 1024;
 const MAX_RESPONSE_HEAD = 64 * 1024;
 /** Most header fields of an upstream response head. */
 const MAX_RESPONSE_HEADERS = 500;
+/** Largest first body part copied to leave in one write with the response head. */
+const JOIN_MAX = 16 * 1024;
 /** Silence after which a tunnel's sockets send TCP keep-alive probes. */
 const TUNNEL_KEEPALIVE_MS = 60_000;
 
@@ -392,7 +394,9 @@ export class Exchange implements UpstreamUser {
     }
     if (head !== null) {
       this.sentHead();
-      out = out === null ? head : Buffer.concat([head, out]);
+      // one write for a small response (one TCP segment); a large first part is not worth copying to join the head
+      if (out !== null && out.length > JOIN_MAX) this.toClient(head);
+      else out = out === null ? head : Buffer.concat([head, out]);
     }
     if (out !== null) this.toClient(out);
     // bytes after the end of the response: the upstream connection is out of step

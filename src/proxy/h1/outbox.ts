@@ -1,6 +1,7 @@
 /**
  * Writing to a Bun socket with backpressure. `Socket.write` takes what the kernel accepts and returns the count; the
- * rest is kept here (copied, since the caller's buffer may be reused) and written on `drain`. While anything waits,
+ * rest is kept here by reference (no copy: Bun hands every socket read a buffer of its own, and the engine never
+ * reuses one it wrote; test/unit/proxy/runtime.test.ts holds Bun to that) and written on `drain`. While anything waits,
  * `blocked` is true and the caller pauses the side that feeds it; `onFlowing` says when to resume. `stalledSince` is
  * when the peer last took bytes while something waited (a send timeout drops a peer that stopped reading).
  */
@@ -30,14 +31,14 @@ export class Outbox {
     const buf = typeof data === "string" ? Buffer.from(data, "latin1") : data;
     if (buf.length === 0) return true;
     if (this.queued > 0) {
-      this.queue.push(Buffer.from(buf));
+      this.queue.push(buf);
       this.queued += buf.length;
       return true;
     }
     const n = this.sock.write(buf);
     if (n < 0) return false;
     if (n < buf.length) {
-      this.queue.push(Buffer.from(buf.subarray(n)));
+      this.queue.push(buf.subarray(n));
       this.queued += buf.length - n;
       this.stalledSince = performance.now();
     }
