@@ -40,6 +40,8 @@ export interface Listeners {
   probe(): { host: string; port: number };
   /** plain: tls off; tls: TLS with SNI. */
   state(): "plain" | "tls";
+  /** Client connections open now (TLS handshakes included) and refused by the caps since start. */
+  connections(): { open: number; refused: number };
   /** Resolves once every certificate change seen so far is applied. */
   settled(): Promise<void>;
   /** Stop everything; graceful (in-flight requests finish) unless `closeActive`. */
@@ -92,6 +94,7 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
       ports: () => ({ main: server.port, plain: null }),
       probe: () => ({ host: dialHost(main.hostname), port: server.port }),
       state: () => "plain",
+      connections: () => ({ open: caps.size, refused: caps.refusedTotal }),
       settled: async () => {},
       stop: (closeActive) => server.stop(closeActive),
     };
@@ -131,6 +134,7 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     ports: () => ({ main: port, plain: plain?.port ?? null }),
     probe: () => ({ host: dialHost(main.hostname), port }),
     state: () => "tls",
+    connections: () => ({ open: caps.size, refused: caps.refusedTotal }),
     async settled() {
       // a change notification is delivered in a microtask and applied at once
       await new Promise((r) => setImmediate(r));

@@ -34,6 +34,14 @@ export function systemRoutes(ctx: Ctx) {
           // where the proxy answers: HTTPS (or HTTP in off mode), and the plain listener, null when disabled
           proxy_port: ports?.main ?? null,
           http_port: ports?.plain ?? null,
+          // client connections against the proxy.* caps, and how many the caps refused since start
+          proxy_connections: ctx.edge.listeners
+            ? {
+                ...ctx.edge.listeners.connections(),
+                max: ctx.config.proxy.max_connections,
+                max_per_ip: ctx.config.proxy.max_connections_per_ip,
+              }
+            : null,
           docker: ctx.docker.problem === null ? "ok" : ctx.docker.problem,
         };
       },

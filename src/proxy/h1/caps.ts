@@ -29,6 +29,8 @@ export class ConnectionCaps {
   private readonly perPeer = new Map<string, number>();
   private refused = 0;
   private loggedAt = Number.NEGATIVE_INFINITY;
+  /** Connections refused since start. */
+  refusedTotal = 0;
 
   constructor(private readonly o: CapsOptions) {}
 
@@ -62,6 +64,7 @@ export class ConnectionCaps {
 
   private refusal(peer: string): void {
     this.refused++;
+    this.refusedTotal++;
     const now = performance.now();
     if (now - this.loggedAt < REFUSAL_LOG_MS) return;
     this.loggedAt = now;

@@ -65,8 +65,11 @@ describe("proxy over plain HTTP", () => {
     expect(seen.size).toBe(3);
   });
 
-  it("reports the proxy's ports in the server info", async () => {
-    expect((await s.root.get("/api/system/info")).json).toMatchObject({ proxy_port: port, http_port: null, docker: "ok" });
+  it("reports the proxy's ports and its connections against the caps in the server info", async () => {
+    const info = (await s.root.get("/api/system/info")).json;
+    expect(info).toMatchObject({ proxy_port: port, http_port: null, docker: "ok" });
+    expect(info.proxy_connections).toMatchObject({ refused: 0, max: 4096, max_per_ip: 256 });
+    expect(info.proxy_connections.open).toBeGreaterThanOrEqual(0);
   });
 
   it("answers unknown hosts 404 and serves the management API on the domain", async () => {
