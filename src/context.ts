@@ -133,6 +133,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     output: deployOutput,
     appsDir: config.apps_dir,
     dataDir: config.data_dir,
+    allowedHostPaths: config.compose.allowed_host_paths,
     globalRegistries: config.registries,
     stabilizeMs: t.stabilizeMs,
     settleMs: t.settleMs,

@@ -64,6 +64,11 @@ ${Object.entries(d.proxy)
   .map(([k, v]) => `  ${k}: ${v}`)
   .join("\n")}
 
+# Host paths apps may bind-mount besides their own directory (for example a media library). Empty: none.
+# Only whoever edits this file can widen it; the data dir, the apps dir and the docker socket stay refused.
+compose:
+  allowed_host_paths: []
+
 # Stored registry credentials applied to every app.
 registries: []
 

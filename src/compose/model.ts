@@ -84,4 +84,9 @@ export interface SafetyPolicy {
   appDir: string;
   appsDir: string;
   dataDir: string;
+  /**
+   * Host paths (absolute) that bind mounts and other host paths may name besides the app's own directory: the server
+   * config's `compose.allowed_host_paths`, empty by default.
+   */
+  allowedHostPaths?: string[];
 }

@@ -3,6 +3,7 @@
  * Everything later (safety, labels, rewrite) works on this one interpolated document.
  */
 import { castTypes } from "./cast";
+import { checkDocumentText } from "./characters";
 import { interpolate } from "./interpolate";
 import { ComposeError, type ComposeProject } from "./model";
 import { serviceInfo } from "./service-info";
@@ -34,7 +35,7 @@ export function checkShape(data: unknown, file = ""): asserts data is Record<str
   checkKeys(data);
   for (const key of Object.keys(data)) {
     if (!TOP_LEVEL.has(key) && !key.startsWith("x-")) {
-      throw new ComposeError(null, "schema", `${where}unknown top-level key "${key.slice(0, 64)}"`);
+      throw new ComposeError(null, "unknown-key", `${where}unknown top-level key "${key.slice(0, 64)}"`);
     }
   }
   for (const key of SECTIONS) {
@@ -91,6 +92,7 @@ export function parseCompose(text: string, env: Record<string, string>): Compose
   const doc = interpolate(data, env, missing);
   castTypes(doc);
   resolvePassThrough(doc, env);
+  checkDocumentText(doc);
   const services = Object.entries(doc.services as Record<string, Record<string, any>>).map(([name, svc]) =>
     serviceInfo(name, svc),
   );

@@ -7,32 +7,33 @@ import { lstatSync, readlinkSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import type { SafetyPolicy } from "./model";
 
-/** Host paths no container may see, with what to call them in messages. */
-const SYSTEM_PATHS = [
+/**
+ * Host paths no container may see even when an entry of `compose.allowed_host_paths` covers them: the docker socket,
+ * the kernel's interfaces, the container runtimes' state, and the root (which contains them all). The data and apps directories are added per app.
+ */
+const ALWAYS_PROTECTED = [
   "/",
-  "/etc",
   "/proc",
   "/sys",
   "/dev",
-  "/run",
-  "/var/run",
-  "/var/lib/docker",
-  "/root",
-  "/boot",
-  "/lib/modules",
   "/var/run/docker.sock",
   "/run/docker.sock",
+  "/var/lib/docker",
+  "/var/lib/containerd",
 ];
-
 interface Protected {
   path: string;
   label: string;
 }
 
-/** The path rule prepared for one app: its directory and the protected host paths, as written and as resolved. */
+/**
+ * The path rule prepared for one app: its directory, the host paths the server config allows besides it, and the
+ * paths that stay protected regardless, each as written and as resolved.
+ */
 export interface HostPathRule {
   appDir: string;
   appDirReal: string;
+  allowed: string[];
   protectedPaths: Protected[];
 }
 
@@ -85,22 +86,23 @@ export function isInside(p: string, dir: string): boolean {
   return p === dir || p.startsWith(dir === "/" ? "/" : `${dir}/`);
 }
 
+/** A path and, when symlinks lead elsewhere, where they lead. */
+function withReal(p: string): string[] {
+  const real = resolveLinks(p);
+  return real && real !== p ? [p, real] : [p];
+}
+
 /** Prepare the path rule for an app from its safety policy. */
 export function hostPathRule(policy: SafetyPolicy): HostPathRule {
   const entries: Protected[] = [
     { path: resolve(policy.dataDir), label: "the sundeck data directory" },
     { path: resolve(policy.appsDir), label: "the apps directory" },
-    ...SYSTEM_PATHS.filter((p) => p.endsWith(".sock")).map((p) => ({ path: p, label: "the docker socket" })),
-    ...SYSTEM_PATHS.filter((p) => !p.endsWith(".sock")).map((p) => ({ path: p, label: p })),
+    ...ALWAYS_PROTECTED.map((p) => ({ path: p, label: p.endsWith(".sock") ? "the docker socket" : p })),
   ];
-  const protectedPaths: Protected[] = [];
-  for (const e of entries) {
-    protectedPaths.push(e);
-    const real = resolveLinks(e.path);
-    if (real && real !== e.path) protectedPaths.push({ path: real, label: e.label });
-  }
+  const protectedPaths = entries.flatMap((e) => withReal(e.path).map((path) => ({ path, label: e.label })));
+  const allowed = (policy.allowedHostPaths ?? []).filter((p) => isAbsolute(p)).flatMap((p) => withReal(resolve(p)));
   const appDir = resolve(policy.appDir);
-  return { appDir, appDirReal: resolveLinks(appDir) ?? appDir, protectedPaths };
+  return { appDir, appDirReal: resolveLinks(appDir) ?? appDir, allowed, protectedPaths };
 }
 
 function protectedProblem(p: string, rule: HostPathRule): string | null {
@@ -114,21 +116,40 @@ function protectedProblem(p: string, rule: HostPathRule): string | null {
   return child ? `host path contains ${child.label}` : null;
 }
 
-/**
- * Why a host path named in the compose file may not be used, or null when it may. Relative paths resolve against
- * `baseDir` (the directory of the file naming them) and must not leave the app directory; `~` is refused outright.
- */
-export function hostPathProblem(raw: string, baseDir: string, rule: HostPathRule): string | null {
+/** Why a path compose reads on a Linux host cannot be used, before any resolution; null when it is a plain path. */
+export function pathFormProblem(raw: string): string | null {
   if (raw.includes("\0")) return "path contains a NUL byte";
   if (raw.startsWith("~")) return "home directory paths are not allowed";
+  // compose v2 reads `c:...` as a drive path and `\\host` as a UNC path; neither means anything on a Linux host
+  if (/^[\p{L}]:/u.test(raw) || raw.startsWith("\\")) return "Windows paths are not supported";
+  return null;
+}
+
+/**
+ * Why a host path named in the compose file may not be used, or null when it may. Relative paths resolve against
+ * `baseDir` (the directory of the file naming them) and must stay in the app directory. Anything else must sit under
+ * an entry of `compose.allowed_host_paths`, as written and once symlinks are followed, and clear of the protected
+ * paths (docker socket, data and apps directories, /proc, /sys, /dev).
+ */
+export function hostPathProblem(raw: string, baseDir: string, rule: HostPathRule): string | null {
+  const form = pathFormProblem(raw);
+  if (form) return form;
   const abs = resolve(baseDir, raw);
   if (!isAbsolute(raw) && !isInside(abs, rule.appDir)) return "path escapes the app directory";
   const real = resolveLinks(abs);
   if (real === null) return "path has too many symbolic links";
-  if (isInside(real, rule.appDirReal)) return null;
-  if (!isAbsolute(raw)) {
-    const why = protectedProblem(real, rule);
-    return why ? `path resolves through a symbolic link to a protected path (${why})` : null;
+  const inApp = isInside(abs, rule.appDir);
+  if (inApp && isInside(real, rule.appDirReal)) return null;
+  const outside = [inApp ? null : abs, isInside(real, rule.appDirReal) ? null : real].filter((p) => p !== null);
+  for (const p of outside) {
+    const why = protectedProblem(p, rule);
+    if (why) return p === abs ? why : `path resolves through a symbolic link to a protected path (${why})`;
   }
-  return protectedProblem(abs, rule) ?? protectedProblem(real, rule);
+  for (const p of outside) {
+    if (rule.allowed.some((a) => isInside(p, a))) continue;
+    return p === abs || !inApp
+      ? "host path is outside the app directory and not under compose.allowed_host_paths"
+      : "path resolves through a symbolic link to outside the app directory";
+  }
+  return null;
 }

@@ -16,6 +16,7 @@ export function renderedPorts(service: Record<string, any>, name = "service"): s
   return parsePorts(name, service.ports).map((p) => formatPort(p, LOOPBACK));
 }
 
+/** Every `$` escaped as `$$`, so compose does not interpolate a second time. */
 function escapeDollars(node: unknown): unknown {
   if (typeof node === "string") return node.replaceAll("$", "$$$$");
   if (Array.isArray(node)) return node.map(escapeDollars);
@@ -25,6 +26,11 @@ function escapeDollars(node: unknown): unknown {
     return out;
   }
   return node;
+}
+
+/** Drop `x-*` extension keys of a mapping (compose ignores them; nothing unreviewed is written). */
+function dropExtensions(node: unknown): void {
+  if (isRecord(node)) for (const k of Object.keys(node)) if (k.startsWith("x-")) delete node[k];
 }
 
 function joinNetwork(name: string, svc: Record<string, any>, network: string): void {
@@ -49,9 +55,14 @@ export function renderCompose(project: ComposeProject, opts: { routed: string[];
   const doc = structuredClone(project.doc);
   delete doc.name;
   delete doc.version;
-  for (const key of Object.keys(doc)) if (key.startsWith("x-")) delete doc[key];
+  dropExtensions(doc);
+  for (const section of ["services", "volumes", "networks", "secrets", "configs"]) {
+    if (isRecord(doc[section])) for (const entry of Object.values(doc[section])) dropExtensions(entry);
+  }
   const services = doc.services as Record<string, Record<string, any>>;
   for (const [name, svc] of Object.entries(services)) {
+    // only `docker compose watch` reads it, and Sundeck never runs that
+    delete svc.develop;
     if (svc.ports !== undefined && svc.ports !== null) svc.ports = renderedPorts(svc, name);
     if (opts.routed.includes(name)) joinNetwork(name, svc, opts.publicNetwork);
   }

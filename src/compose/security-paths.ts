@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import { ComposeError } from "./model";
 import { parseMount } from "./mounts";
 import { type HostPathRule, hostPathProblem } from "./paths";
-import { asList, isRecord, keyValues, scalarText } from "./values";
+import { asList, isRecord, keyValues, scalarText, truthy } from "./values";
 
 /** Where the document being checked sits, and how to say so in messages. */
 export interface PathScope {
@@ -49,37 +49,96 @@ function localPath(s: string): string {
   return s.replace(/^oci-layout:\/\//i, "");
 }
 
-/** Throw when a top-level volume definition is a local-driver mount of a host path the rule refuses. */
+/** Mount options of a local tmpfs volume that are reviewed; anything else (`bind` above all) is refused. */
+const TMPFS_OPTIONS = /^(size|mode|uid|gid|nr_inodes|nr_blocks)=[^,]*$|^(noexec|nosuid|nodev|exec|suid|dev|ro|rw)$/;
+/** Remote file systems a local volume may mount: the device is on another machine. */
+const REMOTE_TYPES = new Set(["nfs", "nfs4", "cifs", "smb3"]);
+const VOLUME_DRIVER_OPTS = new Set(["type", "o", "device"]);
+
+function refuseVolume(service: string | null, name: string, why: string, scope: PathScope): never {
+  throw new ComposeError(service, "volume-driver", `volume ${name} ${why}${scope.note}`);
+}
+
+/**
+ * Throw when a top-level volume definition is not a plain named volume: only the local driver (any case), and of its
+ * `driver_opts` only tmpfs, remote file systems (NFS, CIFS) and binds of a host path the path rule allows.
+ */
 export function checkVolumeDefinition(service: string | null, name: string, def: unknown, scope: PathScope): void {
-  if (!isRecord(def) || !isRecord(def.driver_opts)) return;
-  const driver = scalarText(def.driver) ?? "local";
-  if (driver !== "local") return;
+  if (!isRecord(def)) return;
+  const driver = scalarText(def.driver)?.trim() ?? "local";
+  if (driver.toLowerCase() !== "local") {
+    refuseVolume(service, name, `uses the ${quoted(driver)} driver, which is not allowed: only local volumes are`, scope);
+  }
+  if (def.driver_opts === undefined || def.driver_opts === null) return;
+  if (!isRecord(def.driver_opts)) refuseVolume(service, name, "driver_opts must be a mapping", scope);
   const opts = def.driver_opts;
+  const unknown = Object.keys(opts).find((k) => !VOLUME_DRIVER_OPTS.has(k));
+  if (unknown) refuseVolume(service, name, `driver_opts ${quoted(unknown)} is not allowed: only type, o and device are`, scope);
   const type = (scalarText(opts.type) ?? "").trim().toLowerCase();
   const o = (scalarText(opts.o) ?? "")
-    .toLowerCase()
     .split(",")
-    .map((x) => x.trim());
+    .map((x) => x.trim())
+    .filter(Boolean);
   const device = scalarText(opts.device)?.trim() ?? "";
-  const isBind = type === "none" || o.includes("bind") || o.includes("rbind");
-  const what = `volume ${name} device`;
-  if (isBind && !device.startsWith("/")) {
-    throw new ComposeError(
-      service,
-      "volume-driver",
-      `${what} ${quoted(device)} is not allowed: bind devices must be absolute paths${scope.note}`,
-    );
+  const isBind = o.some((x) => /^r?bind$/i.test(x));
+  if (isBind && (type === "" || type === "none")) {
+    if (!device.startsWith("/"))
+      refuseVolume(service, name, `device ${quoted(device)}: bind devices must be absolute paths`, scope);
+    checkPath(service, "volume-driver", `volume ${name} device`, device, scope, "/");
+    return;
   }
-  if (device.startsWith("/")) checkPath(service, "volume-driver", what, device, scope, "/");
+  if (type === "tmpfs") {
+    const bad = o.find((x) => !TMPFS_OPTIONS.test(x.toLowerCase()));
+    if (bad) refuseVolume(service, name, `tmpfs option ${quoted(bad)} is not allowed`, scope);
+    return;
+  }
+  if (REMOTE_TYPES.has(type)) {
+    // a remote device names another machine (`host:/export`, `:/export` with o=addr=..., `//host/share`)
+    if (isBind || !(/^[^/]*:\//.test(device) || /^\/\/[^/]/.test(device))) {
+      refuseVolume(service, name, `${type} device ${quoted(device)} is not allowed: it must name a remote export`, scope);
+    }
+    return;
+  }
+  refuseVolume(
+    service,
+    name,
+    `driver_opts type ${quoted(type || "(none)")} is not allowed: only tmpfs, nfs, nfs4, cifs and binds are`,
+    scope,
+  );
+}
+
+/** Host files every container may read: the host's time zone. Only read-only, only these exact paths. */
+const TIME_FILES = new Set(["/etc/localtime", "/etc/timezone"]);
+
+function readOnlyMount(raw: unknown): boolean {
+  if (isRecord(raw)) return truthy(raw.read_only);
+  const parts = (scalarText(raw) ?? "").split(":");
+  return parts.length >= 3 && parts[parts.length - 1].split(",").includes("ro");
 }
 
 function checkMounts(service: string, svc: Record<string, any>, doc: Record<string, any>, scope: PathScope): void {
   for (const raw of asList(svc.volumes)) {
     const m = parseMount(raw);
-    if (m.type === "bind") checkPath(service, "bind-mount", "bind mount", m.source, scope);
-    else if (m.type === "npipe") throw new ComposeError(service, "bind-mount", `npipe mounts are not allowed${scope.note}`);
-    else if (m.type === "volume" && isRecord(doc.volumes)) {
+    if (m.type === "bind") {
+      if (TIME_FILES.has(m.source) && readOnlyMount(raw)) continue;
+      checkPath(service, "bind-mount", "bind mount", m.source, scope);
+    } else if (m.type === "npipe" || m.type === "cluster" || m.type === "unknown") {
+      const kind = isRecord(raw) ? (scalarText(raw.type) ?? "(none)") : m.type;
+      throw new ComposeError(service, "bind-mount", `mount type ${quoted(kind)} is not allowed${scope.note}`);
+    } else if (m.type === "volume" && isRecord(doc.volumes)) {
       checkVolumeDefinition(service, m.source, doc.volumes[m.source], scope);
+    }
+    if (isRecord(raw)) {
+      for (const kind of ["volume", "image"] as const) {
+        const sub = isRecord(raw[kind]) ? scalarText(raw[kind].subpath) : null;
+        if (sub && (sub.startsWith("/") || sub.split("/").includes(".."))) {
+          throw new ComposeError(
+            service,
+            "bind-mount",
+            `${kind} subpath ${quoted(sub)} must stay inside the ${kind}${scope.note}`,
+          );
+        }
+      }
     }
   }
 }

@@ -67,7 +67,8 @@ export function unconfinedOption(raw: string): boolean {
   const [, key, value] = m;
   // a custom seccomp profile can allow every syscall, which is the same as unconfined
   if (key === "seccomp") return value !== "" && value !== "default" && value !== "runtime/default";
-  if (key === "apparmor") return value === "unconfined";
+  // a custom AppArmor profile is whatever the host defines under that name: only Docker's own is reviewed
+  if (key === "apparmor") return value !== "docker-default";
   if (key === "label") return value === "disable" || value.includes("spc_t") || value.includes("unconfined_t");
   if (key === "systempaths") return value === "unconfined";
   return false;
@@ -86,9 +87,28 @@ function buildPrivileges(service: string, build: unknown, note: string): void {
   }
 }
 
+/** Runtimes a service may name: the default runc, under either of its names. Others are whatever the host configured. */
+const RUNTIMES = new Set(["runc", "io.containerd.runc.v2"]);
+
+/** Labels compose sets itself: a service carrying them would pass for a container of another project. */
+const RESERVED_LABEL = /^com\.docker\.compose\./i;
+
+function labelKeys(raw: unknown): string[] {
+  if (Array.isArray(raw)) return raw.map((l) => (scalarText(l) ?? "").split("=")[0]);
+  return isRecord(raw) ? Object.keys(raw) : [];
+}
+
 /** Throw the first privilege or namespace violation of one service. `note` is appended to messages (nested files). */
 export function checkPrivileges(service: string, svc: Record<string, any>, note = ""): void {
   if (truthy(svc.privileged)) throw new ComposeError(service, "privileged", `privileged is not allowed${note}`);
+  const runtime = scalarText(svc.runtime)?.trim();
+  if (runtime && !RUNTIMES.has(runtime)) {
+    throw new ComposeError(service, "runtime", `runtime ${runtime.slice(0, 64)} is not allowed: only runc is${note}`);
+  }
+  const reserved = labelKeys(svc.labels).find((k) => RESERVED_LABEL.test(k.trim()));
+  if (reserved) {
+    throw new ComposeError(service, "labels", `label ${reserved.trim().slice(0, 80)} is not allowed: compose sets it${note}`);
+  }
   namespaces(service, svc, note);
   for (const c of asList(svc.cap_add)) {
     const cap = capName(scalarText(c) ?? "");

@@ -5,7 +5,9 @@
  */
 import { readFileSync } from "node:fs";
 import { basename, dirname, relative, resolve } from "node:path";
+import { checkAllowedKeys } from "./allowlist";
 import { castTypes } from "./cast";
+import { checkDocumentText } from "./characters";
 import { interpolate } from "./interpolate";
 import { ComposeError, type ComposeProject, type SafetyPolicy } from "./model";
 import { checkShape } from "./parse";
@@ -70,11 +72,18 @@ function walkFile(service: string | null, rule: "extends" | "include", raw: stri
   }
   const doc = interpolate(data, {});
   castTypes(doc);
+  checkDocumentText(doc, ` (in ${name})`);
   walkDocument(doc, { ...walk, baseDir: projectDir ?? dirname(abs), note: ` (in ${name})`, depth: walk.depth + 1 });
 }
 
-/** Network drivers that put a container on the host's network stack or straight onto its LAN, past the proxy. */
-const HOST_NETWORK_DRIVERS = new Set(["host", "macvlan", "ipvlan"]);
+/** Network drivers that keep containers behind the host's NAT; host, macvlan, ipvlan and plugins are refused. */
+const NETWORK_DRIVERS = new Set(["bridge", "overlay"]);
+/** Bridge options that are reviewed; others can route containers past the proxy or take host interfaces. */
+const NETWORK_DRIVER_OPTS = new Set([
+  "com.docker.network.driver.mtu",
+  "com.docker.network.bridge.enable_icc",
+  "com.docker.network.bridge.enable_ip_masquerade",
+]);
 
 /** The docker name a top-level volume or network refers to when it is not compose's own `<project>_<key>`. */
 function dockerName(key: string, def: Record<string, any>): string | null {
@@ -90,13 +99,21 @@ function checkNetworks(doc: Record<string, any>, walk: Walk): void {
     if (named?.toLowerCase() === "host") {
       throw new ComposeError(null, "network-mode", `network ${key} is the host network, which is not allowed${walk.note}`);
     }
-    const driver = scalarText(def.driver)?.trim().toLowerCase();
-    if (driver && HOST_NETWORK_DRIVERS.has(driver)) {
-      throw new ComposeError(
-        null,
-        "network-driver",
-        `network ${key} uses the ${driver} driver, which is not allowed${walk.note}`,
-      );
+    const fail = (why: string) => new ComposeError(null, "network-driver", `network ${key} ${why}${walk.note}`);
+    const driver = scalarText(def.driver)?.trim();
+    if (driver && !NETWORK_DRIVERS.has(driver.toLowerCase())) {
+      throw fail(`uses the ${JSON.stringify(driver.slice(0, 64))} driver, which is not allowed: only bridge and overlay are`);
+    }
+    if (def.driver_opts !== undefined && def.driver_opts !== null) {
+      if (!isRecord(def.driver_opts)) throw fail("driver_opts must be a mapping");
+      const opt = Object.keys(def.driver_opts).find((k) => !NETWORK_DRIVER_OPTS.has(k));
+      if (opt) throw fail(`driver option ${JSON.stringify(opt.slice(0, 80))} is not allowed`);
+    }
+    if (isRecord(def.ipam)) {
+      const ipamDriver = scalarText(def.ipam.driver)?.trim();
+      if (ipamDriver && ipamDriver !== "default")
+        throw fail(`uses the ipam driver ${JSON.stringify(ipamDriver.slice(0, 64))}, which is not allowed`);
+      if (isRecord(def.ipam.options) && Object.keys(def.ipam.options).length) throw fail("ipam options are not allowed");
     }
   }
 }
@@ -151,6 +168,7 @@ function walkIncludes(include: unknown, walk: Walk): void {
 }
 
 function walkDocument(doc: Record<string, any>, walk: Walk): void {
+  checkAllowedKeys(doc, walk.note);
   for (const [name, svc] of Object.entries(doc.services as Record<string, Record<string, any>>)) {
     checkPrivileges(name, svc, walk.note);
     checkServicePaths(name, svc, doc, walk);

@@ -2,7 +2,8 @@
  * YAML in and out for compose files: YAML 1.2 with merge keys, unique keys, no custom tags and an alias budget on the
  * way in; on the way out, scalars quoted so YAML 1.1 (compose v1) reads exactly what YAML 1.2 (compose v2) reads.
  */
-import { Document, isScalar, parseDocument, visit, type YAMLError } from "yaml";
+import { Document, isScalar, parseAllDocuments, visit, type YAMLError } from "yaml";
+import { checkRawText } from "./characters";
 import { ComposeError } from "./model";
 
 /** Largest compose file accepted, in bytes. */
@@ -23,7 +24,15 @@ export function loadYaml(text: string, file = ""): unknown {
   if (Buffer.byteLength(text, "utf8") > MAX_COMPOSE_BYTES) {
     throw new ComposeError(null, "yaml", `${file ? `${file}: ` : ""}compose file is larger than 1 MiB`);
   }
-  const doc = parseDocument(text, {
+  checkRawText(text, file);
+  // a %YAML 1.1 directive would switch this reader's schema while compose v2 keeps its own
+  const directive = /^%/m.exec(text);
+  if (directive) {
+    const line = text.slice(0, directive.index).split("\n").length;
+    throw new ComposeError(null, "yaml", `${file ? `${file}: ` : ""}YAML directives (line ${line}) are not allowed`);
+  }
+  // every document: compose v2 reads all of them, and `logLevel: "silent"` hides the multiple-documents error
+  const docs = parseAllDocuments(text, {
     version: "1.2",
     merge: true,
     uniqueKeys: true,
@@ -31,6 +40,16 @@ export function loadYaml(text: string, file = ""): unknown {
     prettyErrors: true,
     logLevel: "silent",
   });
+  if (!Array.isArray(docs) || docs.length === 0) return null;
+  if (docs.length > 1) {
+    const line = docs[1].range ? text.slice(0, docs[1].range[0]).split("\n").length : null;
+    throw new ComposeError(
+      null,
+      "yaml",
+      `${file ? `${file}: ` : ""}a compose file must hold one YAML document, found ${docs.length}${line ? ` (the second starts at line ${line})` : ""}`,
+    );
+  }
+  const doc = docs[0];
   if (doc.errors.length) throw yamlError(doc.errors[0], file);
   const tagWarning = doc.warnings.find((w) => w.code === "TAG_RESOLVE_FAILED");
   if (tagWarning) throw yamlError(tagWarning, file);
@@ -45,13 +64,25 @@ export function loadYaml(text: string, file = ""): unknown {
   }
 }
 
+/**
+ * Strings written without quotes: a letter or `_` first, then letters, digits and `_.-/`, and no word YAML 1.1 reads
+ * as a boolean or null. Everything else is double-quoted and escaped, so no reader can take it for another type, a
+ * comment, an indicator or a line break.
+ */
+const PLAIN = /^[A-Za-z_][A-Za-z0-9_./-]*$/;
+const YAML11_WORDS = /^(y|yes|n|no|true|false|on|off|null)$/i;
+
+/** Whether a string may be written as a plain scalar. */
+export function plainSafe(s: string): boolean {
+  return PLAIN.test(s) && !YAML11_WORDS.test(s);
+}
+
 /** Serialise plain data as block YAML that compose v1 (YAML 1.1) and v2 (YAML 1.2) read identically. */
 export function dumpYaml(data: unknown): string {
   const doc = new Document(data, { aliasDuplicateObjects: false, compat: "yaml-1.1" });
-  // a bare `=` is YAML 1.1's "value" tag, which PyYAML cannot construct
   visit(doc, {
     Scalar(_key, node) {
-      if (isScalar(node) && node.value === "=") node.type = "QUOTE_DOUBLE";
+      if (isScalar(node) && typeof node.value === "string" && !plainSafe(node.value)) node.type = "QUOTE_DOUBLE";
     },
   });
   return doc.toString({ lineWidth: 0 });

@@ -4,6 +4,7 @@
  */
 
 import { isIP } from "node:net";
+import { posix } from "node:path";
 import { type Static, Type as T, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parseDuration } from "../lib/duration";
@@ -118,6 +119,10 @@ export const ConfigSchema = T.Object(
       { additionalProperties: false },
     ),
     proxy: ProxyLimits,
+    compose: T.Object(
+      { allowed_host_paths: T.Array(hint(T.String({ minLength: 1 }), "must be absolute host paths")) },
+      { additionalProperties: false },
+    ),
     registries: T.Array(hint(T.String({ minLength: 1 }), "must be registry names")),
     trusted_proxies: T.Array(hint(T.String({ minLength: 1 }), "must be IP addresses or CIDRs")),
     git_sync: GitSync,
@@ -165,6 +170,7 @@ export function defaults(): Config {
       upstream_idle_timeout: "4s",
       websocket_connect_timeout: "10s",
     },
+    compose: { allowed_host_paths: [] },
     registries: [],
     trusted_proxies: [],
     git_sync: {
@@ -227,6 +233,12 @@ export function validateConfig(cfg: unknown): asserts cfg is Config {
   for (const [key, value] of Object.entries(c.proxy)) {
     if (typeof value === "string" && parseDuration(value)! < 1000) throw new ConfigError(`proxy.${key}`, "must be at least 1s");
   }
+  c.compose.allowed_host_paths.forEach((p, i) => {
+    const key = `compose.allowed_host_paths.${i}`;
+    if (!p.startsWith("/") || p.includes("\0"))
+      throw new ConfigError(key, `must be an absolute host path (got ${JSON.stringify(p)})`);
+    if (posix.normalize(p) === "/") throw new ConfigError(key, "cannot be / (that would allow every host path)");
+  });
   c.metrics.tiers.forEach((tier, i) => {
     if (parseDuration(tier.resolution)! <= 0) throw new ConfigError(`metrics.tiers.${i}.resolution`, "must be longer than 0s");
     if (parseDuration(tier.retention)! < parseDuration(tier.resolution)!)

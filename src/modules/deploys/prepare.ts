@@ -7,7 +7,7 @@ import { parseAppLabels } from "../../compose/labels";
 import type { AppLabels, ComposeProject, SafetyPolicy } from "../../compose/model";
 import { parseCompose } from "../../compose/parse";
 import { renderCompose } from "../../compose/rewrite";
-import { checkSafety } from "../../compose/security";
+import { checkSafety, type ReadFile } from "../../compose/security";
 
 /** The network every routed service joins so the proxy can reach it. */
 export const PUBLIC_NETWORK = "sundeck-public";
@@ -24,11 +24,12 @@ export interface Prepared {
   rendered: string;
 }
 
-/** Validate and render; throws ComposeError (a 400 naming the service and rule) on anything unsafe or malformed. */
-export function prepare(compose: string, envText: string, policy: SafetyPolicy): Prepared {
+/**
+ * Validate and render; `readFile` reads the files the compose file pulls in (default: the disk). Throws ComposeError (a 400 naming the service and rule) on anything unsafe or malformed. */
+export function prepare(compose: string, envText: string, policy: SafetyPolicy, readFile?: ReadFile): Prepared {
   const env = parseEnvFile(envText);
   const project = parseCompose(compose, env);
-  checkSafety(project, policy);
+  checkSafety(project, policy, readFile);
   const labels = parseAppLabels(project);
   const routed = [...new Set(labels.endpoints.map((e) => e.service))];
   return { project, labels, routed, rendered: renderCompose(project, { routed, publicNetwork: PUBLIC_NETWORK }) };

@@ -50,6 +50,8 @@ export interface DeployerDeps {
   output: DeployOutput;
   appsDir: string;
   dataDir: string;
+  /** `compose.allowed_host_paths` of the server config. */
+  allowedHostPaths: string[];
   /** Registry names applied to every app (config `registries`). */
   globalRegistries: readonly string[];
   /** Stabilisation window after `up`. */
@@ -75,7 +77,12 @@ export function createDeployer(d: DeployerDeps) {
   const inflight = new Set<Promise<void>>();
   const log = d.log;
   const now = () => iso(d.clock.now());
-  const policy = (slug: string) => ({ appDir: d.files.dir(slug), appsDir: d.appsDir, dataDir: d.dataDir });
+  const policy = (slug: string) => ({
+    appDir: d.files.dir(slug),
+    appsDir: d.appsDir,
+    dataDir: d.dataDir,
+    allowedHostPaths: d.allowedHostPaths,
+  });
   const runDir = (slug: string) => join(d.dataDir, "run", slug);
   const renderedPath = (slug: string) => join(runDir(slug), "docker-compose.yml");
   const emptyEnvPath = (slug: string) => join(runDir(slug), "empty.env");

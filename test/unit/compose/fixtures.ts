@@ -20,12 +20,16 @@ export interface Fixture {
   text: string;
   /** From `<name>.env`, else empty. */
   env: Record<string, string>;
+  /** The text of `<name>.env`, else "". */
+  envText: string;
   /** From `# expect: <rule> <service|->`. */
   expect: { rule: string; service: string | null } | null;
   /** `# compose: v2` marks files using features docker-compose v1 does not know. */
   v2Only: boolean;
   /** `<name>.files/`: files that live next to the compose file in the app directory. */
   filesDir: string | null;
+  /** The safety policy to check it with: POLICY, plus `# allowed-host-paths: /a /b` when the file has that line. */
+  policy: SafetyPolicy;
 }
 
 /** Every `*.yml` fixture of a corpus (`security` or `ok`), sorted by name. */
@@ -38,15 +42,19 @@ export function loadFixtures(kind: "security" | "ok"): Fixture[] {
       const name = file.slice(0, -4);
       const text = readFileSync(join(dir, file), "utf8");
       const envPath = join(dir, `${name}.env`);
+      const envText = existsSync(envPath) ? readFileSync(envPath, "utf8") : "";
       const filesDir = join(dir, `${name}.files`);
       const m = /^# expect: (\S+) (\S+)$/m.exec(text);
+      const allowed = /^# allowed-host-paths: (.+)$/m.exec(text)?.[1].trim().split(/\s+/);
       return {
         name,
         text,
-        env: existsSync(envPath) ? parseEnvFile(readFileSync(envPath, "utf8")) : {},
+        env: parseEnvFile(envText),
+        envText,
         expect: m ? { rule: m[1], service: m[2] === "-" ? null : m[2] } : null,
         v2Only: /^# compose: v2$/m.test(text),
         filesDir: existsSync(filesDir) ? filesDir : null,
+        policy: allowed ? { ...POLICY, allowedHostPaths: allowed } : POLICY,
       };
     });
 }

@@ -38,12 +38,17 @@ describe("parseCompose: document shape", () => {
     ["a file without services", "volumes: {}\n", "services must be a non-empty mapping"],
     ["empty services", "services: {}\n", "services must be a non-empty mapping"],
     ["services as a list", "services: [web]\n", "services must be a non-empty mapping"],
-    ["an unknown top-level key", "servics: {}\nservices: {web: {image: x}}\n", 'unknown top-level key "servics"'],
     ["volumes as a list", "services: {web: {image: x}}\nvolumes: [a]\n", "volumes must be a mapping"],
   ])("rejects %s", (_what, text, message) => {
     const err = parseError(text);
     expect(err.rule).toBe("schema");
     expect(err.message).toContain(message);
+  });
+
+  it("rejects an unknown top-level key by name", () => {
+    const err = parseError("servics: {}\nservices: {web: {image: x}}\n");
+    expect(err.rule).toBe("unknown-key");
+    expect(err.message).toContain('unknown top-level key "servics"');
   });
 
   it("rejects a service that is not a mapping, naming it", () => {

@@ -32,44 +32,67 @@ function realLayout() {
 
 describe("host path rule", () => {
   const rule = hostPathRule(POLICY);
-  it.each([
-    "./data",
-    ".",
-    "./",
-    "data/sub",
-    "./a/../b",
-    "/srv/data",
-    "/srv/data/",
-    "/home/user/media",
-    "/opt/app",
-    "/mnt/backups",
-    "/etc/sundeck/apps/myapp",
-    "/etc/sundeck/apps/myapp/data",
-    "/etcetera",
-    "/runner",
-    "/var/lib/sundeck-other",
-    "/var/lib/dockerish",
-    "/tmp",
-  ])("allows %s", (p) => {
-    expect(hostPathProblem(p, POLICY.appDir, rule)).toBeNull();
-  });
+  const allowing = hostPathRule({ ...POLICY, allowedHostPaths: ["/srv/media", "/home/user/media/", "/var/lib"] });
+
+  it.each(["./data", ".", "./", "data/sub", "./a/../b", "/etc/sundeck/apps/myapp", "/etc/sundeck/apps/myapp/data"])(
+    "allows %s (inside the app)",
+    (p) => {
+      expect(hostPathProblem(p, POLICY.appDir, rule)).toBeNull();
+    },
+  );
+
+  it.each(["/srv/media", "/srv/media/", "/srv/media/films", "//srv//media/./x", "/home/user/media/a", "/var/lib/postgres"])(
+    "allows %s when compose.allowed_host_paths covers it",
+    (p) => {
+      expect(hostPathProblem(p, POLICY.appDir, allowing)).toBeNull();
+    },
+  );
 
   it.each([
     ["/", "host path is /"],
-    ["/etc", "host path is /etc"],
-    ["/etc/", "host path is /etc"],
-    ["//etc//", "host path is /etc"],
-    ["/./etc/.", "host path is /etc"],
-    ["/etc/nginx", "host path sits under /etc"],
-    ["/var", "host path contains"],
-    ["/var/run", "host path is /var/run"],
-    ["/run/docker.sock", "host path is the docker socket"],
-    ["/proc/1/root", "host path sits under /proc"],
-    ["/etc/sundeck", "host path sits under /etc"],
-    ["/etc/sundeck/apps", "host path is the apps directory"],
-    ["/etc/sundeck/apps/other", "host path sits under the apps directory"],
+    ["/etc", "contains the apps directory"],
+    ["/var/lib/containerd", "is /var/lib/containerd"],
+    ["/var/run/docker.sock", "is the docker socket"],
+    ["/proc/1/root", "under /proc"],
+  ])("refuses %s: %s", (p, reason) => {
+    expect(hostPathProblem(p, POLICY.appDir, rule)).toContain(reason);
+  });
+
+  it.each([
+    "/srv/data",
+    "/home/user/media",
+    "/opt/app",
+    "/mnt/backups",
+    "/tmp",
+    "/usr/bin",
+    "/usr/local/bin",
+    "/lib/systemd/system",
+    "/var/spool/cron",
+    "/var/lib/kubelet",
+    "/var/log",
+    "/home",
+    "/home/user/.ssh",
+    "/etcetera",
+  ])("refuses %s by default: outside the app, nothing allowed", (p) => {
+    expect(hostPathProblem(p, POLICY.appDir, rule)).toBe(
+      "host path is outside the app directory and not under compose.allowed_host_paths",
+    );
+  });
+
+  it.each([
+    ["/srv/medias", "not under compose.allowed_host_paths"],
+    ["/srv/media/../etc", "not under compose.allowed_host_paths"],
+    ["/srv", "not under compose.allowed_host_paths"],
     ["/var/lib/sundeck", "host path is the sundeck data directory"],
-    ["/var/lib", "host path contains"],
+    ["/var/lib/sundeck/db", "host path sits under the sundeck data directory"],
+    ["/var/lib/docker", "host path is /var/lib/docker"],
+    ["/var/lib/docker/volumes/x", "host path sits under /var/lib/docker"],
+    ["/var/lib/containerd", "host path is /var/lib/containerd"],
+  ])("refuses %s even with allowed paths (%s)", (p, reason) => {
+    expect(hostPathProblem(p, POLICY.appDir, allowing)).toContain(reason);
+  });
+
+  it.each([
     ["..", "path escapes the app directory"],
     ["../other", "path escapes the app directory"],
     ["./a/../../x", "path escapes the app directory"],
@@ -77,6 +100,9 @@ describe("host path rule", () => {
     ["~", "home directory paths are not allowed"],
     ["~root/.ssh", "home directory paths are not allowed"],
     ["./x\0y", "path contains a NUL byte"],
+    ["c:../../../../etc", "Windows paths are not supported"],
+    ["C:\\Windows", "Windows paths are not supported"],
+    ["\\\\host\\share", "Windows paths are not supported"],
   ])("refuses %s", (p, reason) => {
     expect(hostPathProblem(p, POLICY.appDir, rule)).toContain(reason);
   });
@@ -138,8 +164,9 @@ describe("checkSafety", () => {
   });
 
   it("checks the interpolated value, not the text", () => {
-    expect(violation(bindOf("${DIR}"), POLICY, { DIR: "/srv/ok" })).toBeNull();
+    expect(violation(bindOf("${DIR}"), POLICY, { DIR: "./ok" })).toBeNull();
     expect(violation(bindOf("${DIR}"), POLICY, { DIR: "/proc" })?.rule).toBe("bind-mount");
+    expect(violation(bindOf("${DIR}"), POLICY, { DIR: "/srv/ok" })?.rule).toBe("bind-mount");
   });
 
   it("refuses a symlink inside the app directory that points at /etc", () => {
@@ -162,6 +189,9 @@ describe("checkSafety", () => {
     symlinkSync("/var/run", join(policy.appDir, "one"));
     symlinkSync("./one/docker.sock", join(policy.appDir, "two"));
     expect(violation(bindOf("./two"), policy)?.message).toContain("docker socket");
+    // even when the server allows /var/run, the socket stays protected
+    const allowing = { ...policy, allowedHostPaths: ["/var/run", "/run"] };
+    expect(violation(bindOf("./two"), allowing)?.message).toContain("docker socket");
   });
 
   it("refuses a dangling symlink that points at a protected path", () => {
@@ -177,20 +207,25 @@ describe("checkSafety", () => {
     expect(violation(bindOf("./a"), policy)?.message).toContain("too many symbolic links");
   });
 
-  it("allows symlinks that stay inside the app or lead to a harmless host path", () => {
+  it("allows symlinks that stay inside the app, or lead to an allowed host path", () => {
     const { root, policy } = realLayout();
     symlinkSync("./data", join(policy.appDir, "current"));
     symlinkSync(join(root, "srv"), join(policy.appDir, "media"));
     expect(violation(bindOf("./current"), policy)).toBeNull();
-    expect(violation(bindOf("./media"), policy)).toBeNull();
+    expect(violation(bindOf("./media"), policy)?.message).toContain("symbolic link to outside the app directory");
+    expect(violation(bindOf("./media"), { ...policy, allowedHostPaths: [join(root, "srv")] })).toBeNull();
   });
 
   it("refuses the data and apps directories of a real layout, and anything containing them", () => {
     const { root, policy } = realLayout();
     expect(violation(bindOf(policy.dataDir), policy)?.message).toContain("is the sundeck data directory");
     expect(violation(bindOf(join(policy.appsDir, "other")), policy)?.message).toContain("sits under the apps directory");
-    expect(violation(bindOf(root), policy)?.message).toContain("contains");
-    expect(violation(bindOf(join(root, "srv")), policy)).toBeNull();
+    expect(violation(bindOf(root), policy)?.message).toContain("contains the sundeck data directory");
+    expect(violation(bindOf(join(root, "srv")), policy)?.message).toContain("not under compose.allowed_host_paths");
+    const allowing = { ...policy, allowedHostPaths: [root] };
+    expect(violation(bindOf(join(root, "srv")), allowing)).toBeNull();
+    expect(violation(bindOf(root), allowing)?.message).toContain("contains the sundeck data directory");
+    expect(violation(bindOf(policy.dataDir), allowing)?.message).toContain("is the sundeck data directory");
   });
 
   it("allows the app's own files when the apps directory lives inside the data directory", () => {
@@ -224,7 +259,7 @@ describe("checkSafety", () => {
     symlinkSync(join(root, "srv/base.yml"), join(policy.appDir, "base.yml"));
     const err = violation("services:\n  web:\n    extends: {file: base.yml, service: base}\n", policy);
     expect(err?.rule).toBe("extends");
-    expect(err?.message).toContain("must be inside the app directory");
+    expect(err?.message).toContain("symbolic link to outside the app directory");
   });
 
   it("stops files that include each other", () => {
