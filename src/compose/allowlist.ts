@@ -100,7 +100,6 @@ export const SERVICE = keys({
     "cpu_shares",
     "cpus",
     "cpuset",
-    "develop",
     "device_cgroup_rules",
     "devices",
     "dns",
@@ -166,6 +165,8 @@ export const SERVICE = keys({
   configs: FILE_REFERENCES,
   depends_on: each(keys(leaves("condition", "restart", "required"))),
   deploy: DEPLOY,
+  // read only by `docker compose watch`, which Sundeck never runs; dropped from the rendered file
+  develop: keys({ watch: keys(leaves("path", "action", "target", "ignore", "include", "initial_sync", "exec")) }),
   env_file: keys(leaves("path", "required", "format")),
   extends: keys(leaves("service", "file")),
   healthcheck: keys(leaves("test", "interval", "timeout", "retries", "start_period", "start_interval", "disable")),

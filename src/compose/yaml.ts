@@ -85,5 +85,6 @@ export function dumpYaml(data: unknown): string {
       if (isScalar(node) && typeof node.value === "string" && !plainSafe(node.value)) node.type = "QUOTE_DOUBLE";
     },
   });
-  return doc.toString({ lineWidth: 0 });
+  // one-line JSON-style escapes: the library's folded multi-line double quotes lose spaces around line breaks
+  return doc.toString({ lineWidth: 0, doubleQuotedAsJSON: true, doubleQuotedMinMultiLineLength: Number.MAX_SAFE_INTEGER });
 }
