@@ -30,6 +30,7 @@ import { parseCompose } from "../../../src/compose/parse";
 import { renderCompose, renderedPorts } from "../../../src/compose/rewrite";
 import { checkSafety } from "../../../src/compose/security";
 import { loadYaml } from "../../../src/compose/yaml";
+import { composeEngines } from "../../helpers/compose-engines";
 import { type PyRead, pythonWithYaml, readWithPyYAML } from "../../helpers/pyyaml";
 import { tempDir } from "../../helpers/tmp";
 import { type Fixture, fixtureReader, loadFixtures, POLICY } from "./fixtures";
@@ -314,18 +315,7 @@ describe.skipIf(!PY || siblings.length === 0)(
 // ---------------------------------------------------------------------------------------------------------------
 // docker-compose config: the security-relevant facts compose ends up with, against the ones Sundeck checked
 
-function works(cmd: string[]): boolean {
-  try {
-    return Bun.spawnSync(cmd, { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
-  } catch {
-    return false;
-  }
-}
-
-const engines = [
-  { name: "docker-compose v1", cmd: ["docker-compose"], v2: false },
-  { name: "docker compose v2", cmd: ["docker", "compose"], v2: true },
-].filter((e) => works([...e.cmd, "version"]));
+const engines = composeEngines;
 
 it("finds docker-compose v1 and PyYAML on this machine", () => {
   if (process.env.CI) {

@@ -9,21 +9,11 @@ import { parse } from "yaml";
 import { parseAppLabels } from "../../../src/compose/labels";
 import { parseCompose } from "../../../src/compose/parse";
 import { renderCompose } from "../../../src/compose/rewrite";
+import { composeEngines } from "../../helpers/compose-engines";
 import { tempDir } from "../../helpers/tmp";
 import { type Fixture, loadFixtures } from "./fixtures";
 
-function works(cmd: string[]): boolean {
-  try {
-    return Bun.spawnSync(cmd, { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
-  } catch {
-    return false;
-  }
-}
-
-const engines = [
-  { name: "docker-compose v1", cmd: ["docker-compose"], v2: false },
-  { name: "docker compose v2", cmd: ["docker", "compose"], v2: true },
-].filter((e) => works([...e.cmd, "version"]));
+const engines = composeEngines;
 
 /** Render a fixture into its own temp project directory, with its sibling files; returns the rendered file's path. */
 function renderFixture(f: Fixture): string {
