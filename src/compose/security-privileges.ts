@@ -93,6 +93,14 @@ const RUNTIMES = new Set(["runc", "io.containerd.runc.v2"]);
 /** Labels compose sets itself: a service carrying them would pass for a container of another project. */
 const RESERVED_LABEL = /^com\.docker\.compose\./i;
 
+/** Throw when a label key is one compose sets itself (`com.docker.compose.*`). */
+export function checkReservedLabels(service: string, keys: string[], note = ""): void {
+  const reserved = keys.find((k) => RESERVED_LABEL.test(k.trim()));
+  if (reserved) {
+    throw new ComposeError(service, "labels", `label ${reserved.trim().slice(0, 80)} is not allowed: compose sets it${note}`);
+  }
+}
+
 function labelKeys(raw: unknown): string[] {
   if (Array.isArray(raw)) return raw.map((l) => (scalarText(l) ?? "").split("=")[0]);
   return isRecord(raw) ? Object.keys(raw) : [];
@@ -105,10 +113,9 @@ export function checkPrivileges(service: string, svc: Record<string, any>, note 
   if (runtime && !RUNTIMES.has(runtime)) {
     throw new ComposeError(service, "runtime", `runtime ${runtime.slice(0, 64)} is not allowed: only runc is${note}`);
   }
-  const reserved = labelKeys(svc.labels).find((k) => RESERVED_LABEL.test(k.trim()));
-  if (reserved) {
-    throw new ComposeError(service, "labels", `label ${reserved.trim().slice(0, 80)} is not allowed: compose sets it${note}`);
-  }
+  // containers inherit their image's labels, so the build's count as well
+  const built = isRecord(svc.build) ? svc.build.labels : undefined;
+  checkReservedLabels(service, [...labelKeys(svc.labels), ...labelKeys(built)], note);
   namespaces(service, svc, note);
   for (const c of asList(svc.cap_add)) {
     const cap = capName(scalarText(c) ?? "");

@@ -13,7 +13,7 @@ import { ComposeError, type ComposeProject, type SafetyPolicy } from "./model";
 import { checkShape } from "./parse";
 import { hostPathRule, isInside, resolveLinks } from "./paths";
 import { checkFileSource, checkPath, checkServicePaths, checkVolumeDefinition, type PathScope } from "./security-paths";
-import { checkPrivileges } from "./security-privileges";
+import { checkPrivileges, checkReservedLabels } from "./security-privileges";
 import { asList, isRecord, scalarText, truthy } from "./values";
 import { loadYaml } from "./yaml";
 
@@ -167,11 +167,27 @@ function walkIncludes(include: unknown, walk: Walk): void {
   }
 }
 
+/** Label files are read by compose itself: the labels in them obey the same rules as the file's own. */
+function checkLabelFiles(service: string, svc: Record<string, any>, walk: Walk): void {
+  for (const p of asList(svc.label_file)) {
+    const path = scalarText(p);
+    const text = path ? walk.readFile(resolve(walk.baseDir, path)) : null;
+    if (text === null) continue;
+    const keys = text
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith("#"))
+      .map((l) => l.split("=")[0]);
+    checkReservedLabels(service, keys, ` (in label_file ${JSON.stringify(path)})`);
+  }
+}
+
 function walkDocument(doc: Record<string, any>, walk: Walk): void {
   checkAllowedKeys(doc, walk.note);
   for (const [name, svc] of Object.entries(doc.services as Record<string, Record<string, any>>)) {
     checkPrivileges(name, svc, walk.note);
     checkServicePaths(name, svc, doc, walk);
+    checkLabelFiles(name, svc, walk);
     const file = isRecord(svc.extends) ? scalarText(svc.extends.file) : null;
     if (file) walkFile(name, "extends", file, walk);
   }

@@ -11,6 +11,10 @@ export const MAX_COMPOSE_BYTES = 1024 * 1024;
 /** Alias expansions allowed while reading (defeats "billion laughs" documents). */
 export const MAX_ALIAS_COUNT = 200;
 
+function lineOf(text: string, offset: number): number {
+  return text.slice(0, offset).split("\n").length;
+}
+
 function yamlError(e: YAMLError, file: string): ComposeError {
   const line = e.linePos?.[0]?.line;
   let text = e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "");
@@ -28,7 +32,7 @@ export function loadYaml(text: string, file = ""): unknown {
   // a %YAML 1.1 directive would switch this reader's schema while compose v2 keeps its own
   const directive = /^%/m.exec(text);
   if (directive) {
-    const line = text.slice(0, directive.index).split("\n").length;
+    const line = lineOf(text, directive.index);
     throw new ComposeError(null, "yaml", `${file ? `${file}: ` : ""}YAML directives (line ${line}) are not allowed`);
   }
   // every document: compose v2 reads all of them, and `logLevel: "silent"` hides the multiple-documents error
@@ -42,7 +46,7 @@ export function loadYaml(text: string, file = ""): unknown {
   });
   if (!Array.isArray(docs) || docs.length === 0) return null;
   if (docs.length > 1) {
-    const line = docs[1].range ? text.slice(0, docs[1].range[0]).split("\n").length : null;
+    const line = docs[1].range ? lineOf(text, docs[1].range[0]) : null;
     throw new ComposeError(
       null,
       "yaml",
@@ -53,6 +57,21 @@ export function loadYaml(text: string, file = ""): unknown {
   if (doc.errors.length) throw yamlError(doc.errors[0], file);
   const tagWarning = doc.warnings.find((w) => w.code === "TAG_RESOLVE_FAILED");
   if (tagWarning) throw yamlError(tagWarning, file);
+  // `uniqueKeys` lets `<<` repeat; readers then keep the first (yaml), the last (PyYAML) or refuse (go-yaml)
+  visit(doc, {
+    Map(_key, map) {
+      const merges = map.items.filter((p) => isScalar(p.key) && typeof p.key.value === "symbol");
+      if (merges.length > 1) {
+        const line =
+          merges[1].key && isScalar(merges[1].key) && merges[1].key.range ? lineOf(text, merges[1].key.range[0]) : null;
+        throw new ComposeError(
+          null,
+          "yaml",
+          `${file ? `${file}: ` : ""}invalid yaml${line ? ` at line ${line}` : ""}: duplicate merge key <<`,
+        );
+      }
+    },
+  });
   try {
     return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (e) {
