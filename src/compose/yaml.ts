@@ -2,7 +2,7 @@
  * YAML in and out for compose files: YAML 1.2 with merge keys, unique keys, no custom tags and an alias budget on the
  * way in; on the way out, scalars quoted so YAML 1.1 (compose v1) reads exactly what YAML 1.2 (compose v2) reads.
  */
-import { Document, isScalar, parseAllDocuments, visit, type YAMLError } from "yaml";
+import { Document, isScalar, parseAllDocuments, type ScalarTag, visit, type YAMLError } from "yaml";
 import { checkRawText } from "./characters";
 import { ComposeError } from "./model";
 
@@ -10,6 +10,19 @@ import { ComposeError } from "./model";
 export const MAX_COMPOSE_BYTES = 1024 * 1024;
 /** Alias expansions allowed while reading (defeats "billion laughs" documents). */
 export const MAX_ALIAS_COUNT = 200;
+
+/**
+ * `0400` is octal to both compose engines (go-yaml resolves integers like Go's ParseInt with base 0, PyYAML reads
+ * YAML 1.1), but decimal to a YAML 1.2 reader: file modes such as `mode: 0400` would otherwise run as 400.
+ */
+const LEADING_ZERO_OCTAL: ScalarTag = {
+  identify: (v) => typeof v === "number",
+  default: true,
+  tag: "tag:yaml.org,2002:int",
+  format: "OCT",
+  test: /^0[0-7]+$/,
+  resolve: (s: string) => Number.parseInt(s, 8),
+};
 
 function lineOf(text: string, offset: number): number {
   return text.slice(0, offset).split("\n").length;
@@ -38,6 +51,7 @@ export function loadYaml(text: string, file = ""): unknown {
   // every document: compose v2 reads all of them, and `logLevel: "silent"` hides the multiple-documents error
   const docs = parseAllDocuments(text, {
     version: "1.2",
+    customTags: (tags) => [LEADING_ZERO_OCTAL, ...tags],
     merge: true,
     uniqueKeys: true,
     resolveKnownTags: false,

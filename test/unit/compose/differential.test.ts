@@ -433,6 +433,8 @@ function mountFact(raw: unknown, baseDir: string): [string, string] {
     }
   }
   if (type === "bind" && !source.startsWith("~")) source = resolve(baseDir, source);
+  // docker-compose v1 writes container paths without a trailing slash; the container sees the same directory
+  if (target.length > 1) target = target.replace(/\/+$/, "");
   return [target, `${type} ${visible(source)} -> ${target} (${readOnly ? "ro" : "rw"})`];
 }
 

@@ -277,3 +277,9 @@ describe("rendering", () => {
     expect(plainSafe(s)).toBe(true);
   });
 });
+
+describe("numbers as compose reads them", () => {
+  it("reads a leading-zero integer as octal, as go-yaml and PyYAML do", () => {
+    expect(loadYaml("a: 0400\nb: 0o17\nc: 400\nd: '0400'\ne: 0\n")).toEqual({ a: 256, b: 15, c: 400, d: "0400", e: 0 });
+  });
+});
