@@ -1,5 +1,6 @@
 /** A service's `volumes` entries in short (`src:dst:mode`) and long (`{type, source, target}`) syntax, classified. */
 import { isRecord, scalarText } from "./values";
+import { cleanPath, isFilePath, parseVolumeSpec } from "./volume-spec";
 
 /** One mount: a host path (bind), a named volume, an anonymous volume, or another kind compose knows. */
 export interface Mount {
@@ -9,12 +10,18 @@ export interface Mount {
   target: string;
 }
 
-/** Whether a short-syntax source is a host path rather than a volume name (compose's own test). */
+/**
+ * Whether a short-syntax source is a host path rather than a volume name, compose v2's own test: it starts with `.`,
+ * `/` or `~`, with `\\` (UNC, named pipe) or with a drive letter (`c:`).
+ */
 export function isHostPath(source: string): boolean {
-  return /^[./~]/.test(source);
+  return isFilePath(source);
 }
 
-/** Classify one `volumes` entry of a service. */
+/**
+ * Classify one `volumes` entry of a service. Short syntax is read as compose v2 reads it (see volume-spec.ts) and
+ * throws `ComposeError(null, "volume-spec")` where compose refuses the entry; its target is cleaned as compose does.
+ */
 export function parseMount(raw: unknown): Mount {
   if (isRecord(raw)) {
     const source = scalarText(raw.source) ?? "";
@@ -27,10 +34,8 @@ export function parseMount(raw: unknown): Mount {
     if (source && isHostPath(source)) return { type: "bind", source, target };
     return { type: source ? "unknown" : "anonymous", source, target };
   }
-  const text = scalarText(raw) ?? "";
-  const parts = text.split(":");
-  if (parts.length < 2) return { type: "anonymous", source: "", target: parts[0] ?? "" };
-  const [source, target] = parts;
-  if (source === "") return { type: "anonymous", source: "", target };
-  return { type: isHostPath(source) ? "bind" : "volume", source, target };
+  const spec = parseVolumeSpec(scalarText(raw) ?? "");
+  const target = spec.target === "" ? "" : cleanPath(spec.target);
+  if (spec.type === "bind") return { type: "bind", source: spec.source, target };
+  return { type: spec.source ? "volume" : "anonymous", source: spec.source, target };
 }

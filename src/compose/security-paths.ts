@@ -7,6 +7,7 @@ import { ComposeError } from "./model";
 import { parseMount } from "./mounts";
 import { type HostPathRule, hostPathProblem } from "./paths";
 import { asList, isRecord, keyValues, scalarText, truthy } from "./values";
+import { parseVolumeSpec } from "./volume-spec";
 
 /** Where the document being checked sits, and how to say so in messages. */
 export interface PathScope {
@@ -111,13 +112,19 @@ export function checkVolumeDefinition(service: string | null, name: string, def:
 const TIME_FILES = new Set(["/etc/localtime", "/etc/timezone"]);
 
 function readOnlyMount(raw: unknown): boolean {
-  if (isRecord(raw)) return truthy(raw.read_only);
-  const parts = (scalarText(raw) ?? "").split(":");
-  return parts.length >= 3 && parts[parts.length - 1].split(",").includes("ro");
+  return isRecord(raw) ? truthy(raw.read_only) : parseVolumeSpec(scalarText(raw) ?? "").readOnly;
 }
 
 function checkMounts(service: string, svc: Record<string, any>, doc: Record<string, any>, scope: PathScope): void {
   for (const raw of asList(svc.volumes)) {
+    // compose v2 does not split on a colon inside `${...}` (a literal here, `$$` escaped) while v1 does
+    if (typeof raw === "string" && raw.includes("${")) {
+      throw new ComposeError(
+        service,
+        "bind-mount",
+        `volume ${quoted(raw)} is not allowed: \${ in a volume makes compose v1 and v2 read it differently${scope.note}`,
+      );
+    }
     const m = parseMount(raw);
     if (m.type === "bind") {
       if (TIME_FILES.has(m.source) && readOnlyMount(raw)) continue;

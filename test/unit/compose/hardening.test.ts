@@ -164,7 +164,7 @@ describe("allowed keys", () => {
 });
 
 describe("volume and network drivers", () => {
-  const volume = (def: string) => `services:\n  web:\n    image: x\n    volumes: [v:/v]\nvolumes:\n  v:\n${def}`;
+  const volume = (def: string) => `services:\n  web:\n    image: x\n    volumes: [data:/v]\nvolumes:\n  data:\n${def}`;
   it.each([
     ["    driver: Local\n    driver_opts: {type: overlay, o: lowerdir=/etc, device: overlay}\n", "overlay"],
     ["    driver_opts: {type: proc, device: proc}\n", "proc"],
