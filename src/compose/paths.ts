@@ -6,6 +6,7 @@
 import { lstatSync, readlinkSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import type { SafetyPolicy } from "./model";
+import { composeHostPath } from "./volume-spec";
 
 /**
  * Host paths no container may see even when an entry of `compose.allowed_host_paths` covers them: the docker socket,
@@ -116,15 +117,6 @@ function protectedProblem(p: string, rule: HostPathRule): string | null {
   return child ? `host path contains ${child.label}` : null;
 }
 
-/** Why a path compose reads on a Linux host cannot be used, before any resolution; null when it is a plain path. */
-export function pathFormProblem(raw: string): string | null {
-  if (raw.includes("\0")) return "path contains a NUL byte";
-  if (raw.startsWith("~")) return "home directory paths are not allowed";
-  // compose v2 reads `c:...` as a drive path and `\\host` as a UNC path; neither means anything on a Linux host
-  if (/^[\p{L}]:/u.test(raw) || raw.startsWith("\\")) return "Windows paths are not supported";
-  return null;
-}
-
 /**
  * Why a host path named in the compose file may not be used, or null when it may. Relative paths resolve against
  * `baseDir` (the directory of the file naming them) and must stay in the app directory. Anything else must sit under
@@ -132,9 +124,10 @@ export function pathFormProblem(raw: string): string | null {
  * paths (docker socket, data and apps directories, /proc, /sys, /dev).
  */
 export function hostPathProblem(raw: string, baseDir: string, rule: HostPathRule): string | null {
-  const form = pathFormProblem(raw);
-  if (form) return form;
-  const abs = resolve(baseDir, raw);
+  // where compose v2 puts it (relative joined to baseDir, cleaned), or why it has no place on a Linux host
+  const where = composeHostPath(raw, baseDir);
+  if ("refused" in where) return where.refused;
+  const abs = where.path;
   if (!isAbsolute(raw) && !isInside(abs, rule.appDir)) return "path escapes the app directory";
   const real = resolveLinks(abs);
   if (real === null) return "path has too many symbolic links";

@@ -194,7 +194,7 @@ export function joinPath(...parts: string[]): string {
  * reading too surprising to check), and NUL bytes.
  */
 export function composeHostPath(source: string, baseDir: string): HostPath {
-  if (source.includes("\0")) return { refused: "host paths may not contain NUL bytes" };
+  if (source.includes("\0")) return { refused: "path contains a NUL byte" };
   if (source.startsWith("~")) return { refused: "home directory paths are not allowed" };
   if (source.startsWith("/")) return { path: cleanPath(source) };
   if (source.startsWith("\\\\") || isWindowsAbs(source) || /^.:/su.test(source)) {

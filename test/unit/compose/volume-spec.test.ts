@@ -264,8 +264,8 @@ describe("composeHostPath", () => {
     ["~", "home directory paths are not allowed"],
     ["~/x", "home directory paths are not allowed"],
     ["~user/x", "home directory paths are not allowed"],
-    ["/etc\0/x", "host paths may not contain NUL bytes"],
-    ["./a\0", "host paths may not contain NUL bytes"],
+    ["/etc\0/x", "path contains a NUL byte"],
+    ["./a\0", "path contains a NUL byte"],
   ])("refuses %s", (source, refused) => {
     expect(composeHostPath(source, base)).toEqual({ refused });
   });
