@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import type { Config } from "./config/schema";
 import { type Db, openDb } from "./db";
+import type { DockerHandle } from "./docker/types";
 import { WS_TIMINGS, WsHub, type WsTimings } from "./http/ws";
 import { createSecrets, deriveKeys, type Keys, randomHex, type Secrets } from "./lib/crypto";
 import { CidrSet } from "./lib/net";
@@ -20,7 +21,7 @@ import { createLoginGuard, type LoginGuard } from "./modules/auth/lockout";
 import { type Auth, createAuth } from "./modules/auth/service";
 import { createSessions } from "./modules/auth/sessions";
 import { DeployOutput } from "./modules/deploys/output";
-import { createDeployer, type Deployer, type DockerHandle } from "./modules/deploys/service";
+import { createDeployer, type Deployer } from "./modules/deploys/service";
 import { createRequestStatsStore, parseTiers } from "./modules/metrics/request-stats";
 import { createRegistries, type Registries } from "./modules/registries/service";
 import { createSettings, type Settings } from "./modules/system/settings";

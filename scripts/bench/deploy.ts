@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, release, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { prepare } from "../../src/modules/deploys/prepare";
+import { prepare } from "../../src/compose/prepare";
 import { checkDocker, compose, freePorts, ownedLeftovers, ReadyWatch, removeOwned } from "./deploy-docker";
 import { type BareSample, med, report, type SundeckSample } from "./deploy-report";
 import { deploy, remove, type ServerCall, type Sundeck, startSundeck } from "./deploy-sundeck";

@@ -3,11 +3,10 @@
  * A missing part is logged with what to do, and the server runs on without it (Docker routes answer 503).
  */
 import type { Log } from "../log/logger";
-import type { DockerHandle } from "../modules/deploys/service";
 import { detectCompose } from "./compose";
 import { createEngine } from "./engine";
 import { createRunner } from "./runner";
-import type { Engine } from "./types";
+import type { DockerHandle, Engine } from "./types";
 
 /** Fill `handle` with what this machine has. */
 export async function initDocker(

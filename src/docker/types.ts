@@ -147,3 +147,10 @@ export class EngineError extends Error {
     super(message);
   }
 }
+
+/** The Docker layer as detected at start; `problem` says why a part is missing. */
+export interface DockerHandle {
+  engine: Engine | null;
+  compose: ComposeDriver | null;
+  problem: string | null;
+}

@@ -2,8 +2,9 @@
  * Upstreams from live container state: the replicas of a service that are running, not failing or still starting
  * their healthcheck, and attached to the proxy network; and the round-robin choice among them on each request.
  */
+
+import { PUBLIC_NETWORK } from "../docker/naming";
 import type { ContainerSummary } from "../docker/types";
-import { PUBLIC_NETWORK } from "../modules/deploys/prepare";
 import type { Route } from "./route-table";
 
 /** Whether a replica may take traffic: running, and healthy or without a healthcheck. */

@@ -5,12 +5,12 @@
  */
 import { Elysia, t } from "elysia";
 import type { Ctx } from "../../context";
+import { projectName } from "../../docker/naming";
 import type { LogLine } from "../../docker/types";
 import { streamHandlers } from "../../http/stream";
 import { CLOSE } from "../../http/ws";
 import { parseDuration } from "../../lib/duration";
 import { authPlugin } from "../auth/macro";
-import { projectName } from "../deploys/prepare";
 
 /** `since` as unix seconds: an RFC 3339 time or a duration back from now; null when empty; NaN when malformed. */
 export function parseSince(text: string | undefined, now: number): number | null {

@@ -1,9 +1,9 @@
 /** The wire form of an app: desired state, live containers, services and endpoints of the version it runs. */
 import { parseEnvFile } from "../../compose/envfile";
 import type { AppLabels, ComposeProject, Endpoint } from "../../compose/model";
+import type { Prepared } from "../../compose/prepare";
 import { scalability } from "../../compose/scaling";
 import type { Secrets } from "../../lib/crypto";
-import type { Prepared } from "../deploys/prepare";
 import type { AppFilesStore } from "./files";
 import type { AppRepo, AppRow } from "./repo";
 import { type AppStatus, deriveStatus, type StatusBoard } from "./status";

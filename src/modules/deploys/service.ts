@@ -10,9 +10,11 @@ import { parseEnvFile } from "../../compose/envfile";
 import { parseAppLabels } from "../../compose/labels";
 import type { AppLabels, ComposeProject } from "../../compose/model";
 import { parseCompose } from "../../compose/parse";
+import { expectation, type Prepared, prepare } from "../../compose/prepare";
 import { scalability } from "../../compose/scaling";
 import type { Db } from "../../db";
-import type { ComposeDriver, Engine, ProjectRef, RunResult } from "../../docker/types";
+import { PUBLIC_NETWORK, projectName } from "../../docker/naming";
+import type { DockerHandle, Engine, ProjectRef, RunResult } from "../../docker/types";
 import type { Secrets } from "../../lib/crypto";
 import { badRequest, conflict, HttpError, notFound } from "../../lib/errors";
 import { writeFileAtomic } from "../../lib/fs";
@@ -27,15 +29,8 @@ import { imageRegistry } from "../registries/service";
 import { diffEndpoints } from "./endpoint-diff";
 import { AppLocks } from "./locks";
 import type { DeployFrame, DeployOutput } from "./output";
-import { expectation, type Prepared, PUBLIC_NETWORK, prepare, projectName } from "./prepare";
-import { waitStable } from "./stabilize";
 
-/** The Docker layer as detected at start; `problem` says why a part is missing. */
-export interface DockerHandle {
-  engine: Engine | null;
-  compose: ComposeDriver | null;
-  problem: string | null;
-}
+import { waitStable } from "./stabilize";
 
 export interface DeployerDeps {
   db: Db;

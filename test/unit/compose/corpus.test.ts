@@ -7,7 +7,7 @@ import { describe, expect, it } from "bun:test";
 import { parse } from "yaml";
 import { ComposeError } from "../../../src/compose/model";
 import { parsePorts } from "../../../src/compose/ports";
-import { prepare } from "../../../src/modules/deploys/prepare";
+import { prepare } from "../../../src/compose/prepare";
 import { type Fixture, fixtureReader, loadFixtures, POLICY } from "./fixtures";
 
 const unsafe = loadFixtures("security");

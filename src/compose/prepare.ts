@@ -2,18 +2,13 @@
  * Turning an app's files into something safe to run: parse and interpolate with the app's .env, check every safety
  * rule, read the labels, and render the compose file Sundeck actually runs. Pure: no Docker, no database.
  */
-import { parseEnvFile } from "../../compose/envfile";
-import { parseAppLabels } from "../../compose/labels";
-import type { AppLabels, ComposeProject, SafetyPolicy } from "../../compose/model";
-import { parseCompose } from "../../compose/parse";
-import { renderCompose } from "../../compose/rewrite";
-import { checkSafety, type ReadFile } from "../../compose/security";
-
-/** The network every routed service joins so the proxy can reach it. */
-export const PUBLIC_NETWORK = "sundeck-public";
-
-/** Compose project name of an app. */
-export const projectName = (slug: string) => `sundeck-${slug}`;
+import { PUBLIC_NETWORK } from "../docker/naming";
+import { parseEnvFile } from "./envfile";
+import { parseAppLabels } from "./labels";
+import type { AppLabels, ComposeProject, SafetyPolicy } from "./model";
+import { parseCompose } from "./parse";
+import { renderCompose } from "./rewrite";
+import { checkSafety, type ReadFile } from "./security";
 
 export interface Prepared {
   project: ComposeProject;
