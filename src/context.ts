@@ -22,13 +22,13 @@ import { type Auth, createAuth } from "./modules/auth/service";
 import { createSessions } from "./modules/auth/sessions";
 import { DeployOutput } from "./modules/deploys/output";
 import { createDeployer, type Deployer } from "./modules/deploys/service";
+import { RequestStats } from "./modules/metrics/aggregator";
 import { createRequestStatsStore, parseTiers } from "./modules/metrics/request-stats";
 import { createRegistries, type Registries } from "./modules/registries/service";
 import { createSettings, type Settings } from "./modules/system/settings";
 import { createUserRepo, type UserRepo } from "./modules/users/repo";
 import { createUsers, type Users } from "./modules/users/service";
 import type { Edge } from "./proxy/edge";
-import { RequestStats } from "./proxy/stats";
 import { createReconciler, type Reconciler } from "./reconciler";
 
 /** Everything a route, job or command needs. */

@@ -11,13 +11,13 @@
  */
 import { parseArgs } from "node:util";
 import { LogSink } from "../../src/log/logger";
+import { RequestStats } from "../../src/modules/metrics/aggregator";
 import { requestTarget } from "../../src/proxy/h1/authority";
 import { headEnd, parseRequestHead, parseResponseHead, requestFraming, responseFraming } from "../../src/proxy/h1/framing";
 import { serializeHead } from "../../src/proxy/h1/wire";
 import { createProxyHandler } from "../../src/proxy/handler";
 import { headerOptions, responseHeaderPairs, upstreamHeaderPairs } from "../../src/proxy/headers";
 import { buildRouteTable } from "../../src/proxy/route-table";
-import { RequestStats } from "../../src/proxy/stats";
 import { table } from "./measure";
 
 const HOST = "app.bench.test";
@@ -118,7 +118,7 @@ export async function phases(n: number, headerSet: string): Promise<Phase[]> {
   await add("find and parse the response head", "h1/framing.ts parseResponseHead", readResponse);
   await add("response framing", "h1/framing.ts responseFraming", () => responseFraming("GET", 200, res));
   await add("client head", "headers.ts responseHeaderPairs", clientHead);
-  await add("stats record", "stats.ts record", () => core.record(a, 200, 20));
+  await add("stats record", "modules/metrics/aggregator.ts record", () => core.record(a, 200, 20));
   await add("all of the above in a row", "-", () => {
     const h = readRequest();
     requestFraming(h);

@@ -18,6 +18,7 @@ import { openDb } from "../../src/db";
 import { CidrSet } from "../../src/lib/net";
 import { systemClock } from "../../src/lib/time";
 import { LogSink } from "../../src/log/logger";
+import { RequestStats } from "../../src/modules/metrics/aggregator";
 import { createRequestStatsStore, parseTiers } from "../../src/modules/metrics/request-stats";
 import { createCertManager } from "../../src/proxy/certs/manager";
 import { createCertStore } from "../../src/proxy/certs/store";
@@ -25,7 +26,6 @@ import { routeDefaults } from "../../src/proxy/edge";
 import { createProxyHandler } from "../../src/proxy/handler";
 import { startListeners } from "../../src/proxy/listeners";
 import { buildRouteTable, type RouteTable } from "../../src/proxy/route-table";
-import { RequestStats } from "../../src/proxy/stats";
 import type { TlsMode } from "../../src/proxy/types";
 
 /** As in edge.ts. */

@@ -8,6 +8,7 @@ import { type Config, effectiveHttpListenAddr } from "../config/schema";
 import type { Ctx } from "../context";
 import { parseDuration } from "../lib/duration";
 import { stopWithin } from "../lib/time";
+import type { RequestStats } from "../modules/metrics/aggregator";
 import type { RequestStatsStore } from "../modules/metrics/request-stats";
 import { type CertManager, challengeOrder, createCertManager } from "./certs/manager";
 import { createCertStore } from "./certs/store";
@@ -15,7 +16,6 @@ import type { EngineLimits } from "./h1/limits";
 import { createProxyHandler, type ProxyTimeouts } from "./handler";
 import { type Listeners, startListeners } from "./listeners";
 import { buildRouteTable, type RouteTable } from "./route-table";
-import type { RequestStats } from "./stats";
 import type { TlsMode } from "./types";
 import { boardUpstreams } from "./upstreams";
 

@@ -12,8 +12,7 @@ import { type HeaderSource, HSTS_VALUE } from "./headers";
 import { errorAnswer, type LocalAnswer } from "./pages";
 import { AppLimiters, rateKey } from "./ratelimit";
 import type { Route, RouteTable } from "./route-table";
-import type { StatsSink } from "./stats";
-import type { ConnInfo, ProxyHandler } from "./types";
+import type { ConnInfo, ProxyHandler, StatsSink } from "./types";
 import { nextUpstream, otherUpstream } from "./upstreams";
 
 export interface ProxyTimeouts {

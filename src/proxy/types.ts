@@ -1,7 +1,7 @@
 /**
  * The seams of the reverse proxy: the request handler (routing, forwarding, limits, stats) on one side, the
  * listeners and certificates (plain, TLS with SNI, ACME challenges) on the other. Listeners call the handler; the
- * certificate source tells listeners what to serve.
+ * certificate source tells listeners what to serve; the stats sink takes what the handler counts.
  */
 export type TlsMode = "auto" | "custom" | "local" | "off";
 
@@ -22,6 +22,22 @@ export interface ConnInfo {
 export interface ProxyHandler {
   /** Routing, limits and stats, as the raw engine uses them. */
   core: import("./handler").ProxyCore;
+}
+
+/** One answered request, as the proxy reports it. */
+export interface RequestSample {
+  status: number;
+  /** Time to response headers, ms. */
+  ms: number;
+  /** Request path without the query. */
+  path: string;
+  /** Response body size when known. */
+  bytes?: number;
+}
+
+/** Where the proxy reports each app request; it must be O(1) and in memory (it runs on the request path). */
+export interface StatsSink {
+  record(app: string, sample: RequestSample): void;
 }
 
 /** A certificate for one host name (`*.example.com` allowed), PEM key and full chain. */

@@ -4,11 +4,11 @@
  */
 import type { Endpoint } from "../../src/compose/model";
 import { LogSink } from "../../src/log/logger";
+import { RequestStats } from "../../src/modules/metrics/aggregator";
 import type { EngineLimits } from "../../src/proxy/h1/limits";
 import { createProxyHandler, type ProxyTimeouts } from "../../src/proxy/handler";
 import { type Listeners, startListeners } from "../../src/proxy/listeners";
 import { buildRouteTable } from "../../src/proxy/route-table";
-import { RequestStats } from "../../src/proxy/stats";
 
 /** A certificate source for tls off: nothing to serve. */
 export const NO_CERTS = {

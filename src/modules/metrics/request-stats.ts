@@ -7,7 +7,7 @@ import type { Db } from "../../db";
 import { parseDuration } from "../../lib/duration";
 import type { Clock } from "../../lib/time";
 import type { Log } from "../../log/logger";
-import { mergeBatches, type StatsBatch, summarize } from "../../proxy/stats";
+import { mergeBatches, type StatsBatch, summarize } from "./aggregator";
 
 export interface Tier {
   name: string;

@@ -6,11 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { AppLabels, Endpoint } from "../../../src/compose/model";
 import { LogSink } from "../../../src/log/logger";
+import { RequestStats } from "../../../src/modules/metrics/aggregator";
 import { serveRaw } from "../../../src/proxy/h1/server";
 import { createProxyHandler, type ProxyRequestHandler } from "../../../src/proxy/handler";
 import { startListeners } from "../../../src/proxy/listeners";
 import { buildRouteTable, type RouteTable } from "../../../src/proxy/route-table";
-import { RequestStats } from "../../../src/proxy/stats";
 import { until } from "../../helpers/http";
 import { opensslCert } from "../../helpers/tls";
 import { tempDir } from "../../helpers/tmp";

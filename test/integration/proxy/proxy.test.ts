@@ -11,10 +11,10 @@ import { PUBLIC_NETWORK } from "../../../src/docker/naming";
 import type { Engine } from "../../../src/docker/types";
 import { LogSink } from "../../../src/log/logger";
 import { StatusBoard } from "../../../src/modules/apps/status";
+import { RequestStats } from "../../../src/modules/metrics/aggregator";
 import { type RawServer, serveRaw } from "../../../src/proxy/h1/server";
 import { createProxyHandler } from "../../../src/proxy/handler";
 import { buildRouteTable, type RouteTable } from "../../../src/proxy/route-table";
-import { RequestStats } from "../../../src/proxy/stats";
 import { boardUpstreams } from "../../../src/proxy/upstreams";
 import {
   docker,

@@ -1,10 +1,11 @@
+/** The request stats store merges batches into every metrics tier, answers a range from the right tier, and prunes by retention. */
 import { describe, expect, it } from "bun:test";
 import { join } from "node:path";
 import { defaults } from "../../../../src/config/schema";
 import { openDb } from "../../../../src/db";
 import { LogSink } from "../../../../src/log/logger";
+import { RequestStats } from "../../../../src/modules/metrics/aggregator";
 import { createRequestStatsStore, parseTiers, tierFor } from "../../../../src/modules/metrics/request-stats";
-import { RequestStats } from "../../../../src/proxy/stats";
 import { FakeClock } from "../../../helpers/clock";
 import { tempDir } from "../../../helpers/tmp";
 

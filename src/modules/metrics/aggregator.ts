@@ -3,28 +3,11 @@
  * histogram, top normalised paths), handed out as batches for the flusher to store off the request path.
  * Memory is bounded: apps, pending buckets and paths per bucket are all capped.
  */
-import type { Clock } from "../lib/time";
-import { systemClock } from "../lib/time";
+import type { Clock } from "../../lib/time";
+import { systemClock } from "../../lib/time";
+import type { RequestSample, StatsSink } from "../../proxy/types";
 import { addHist, denseHist, HIST_BUCKETS, histIndex, newHist, percentiles, sparseHist } from "./histogram";
 import { normalizePath } from "./paths";
-
-export { percentiles } from "./histogram";
-
-/** One answered request. */
-export interface RequestSample {
-  status: number;
-  /** Time to response headers, ms. */
-  ms: number;
-  /** Request path without the query. */
-  path: string;
-  /** Response body size when known. */
-  bytes?: number;
-}
-
-/** Where the proxy reports each request (O(1), in memory). */
-export interface StatsSink {
-  record(app: string, sample: RequestSample): void;
-}
 
 export type StatusClass = "1xx" | "2xx" | "3xx" | "4xx" | "5xx";
 
@@ -88,7 +71,7 @@ interface AppStats {
   done: Bucket[];
 }
 
-/** The in-memory aggregator. */
+/** The in-memory aggregator; the proxy sees it as its StatsSink. */
 export class RequestStats implements StatsSink {
   private readonly apps = new Map<string, AppStats>();
   private readonly clock: Clock;

@@ -1,65 +1,8 @@
+/** The in-memory request stats aggregator counts per app and 10 s bucket within its caps, and merges and summarises batches. */
 import { describe, expect, it } from "bun:test";
-import { denseHist, HIST_BUCKETS, histIndex, newHist, percentiles } from "../../../src/proxy/histogram";
-import { normalizePath } from "../../../src/proxy/paths";
-import { mergeBatches, RequestStats, summarize } from "../../../src/proxy/stats";
-import { FakeClock } from "../../helpers/clock";
-
-describe("path normalisation", () => {
-  const cases: Array<[string, string]> = [
-    ["/", "/"],
-    ["/users", "/users"],
-    ["/users/123", "/users/:id"],
-    ["/users/123/posts/45", "/users/:id/posts/:id"],
-    ["/users/123/", "/users/:id/"],
-    ["/orders/550e8400-e29b-41d4-a716-446655440000", "/orders/:id"],
-    ["/orders/550E8400-E29B-41D4-A716-446655440000/items", "/orders/:id/items"],
-    ["/commits/9fceb02d0ae598e95dc970b74767f19372d61af8", "/commits/:id"],
-    ["/objects/507f1f77bcf86cd799439011", "/objects/:id"],
-    ["/t/aB3dE5fG7hJ9kL1mN3pQ5rS7tU9", "/t/:id"],
-    ["/blog/my-first-post", "/blog/my-first-post"],
-    ["/api/v2/items", "/api/v2/items"],
-    ["/cafe", "/cafe"],
-    ["/static/app.3f2a.js", "/static/app.3f2a.js"],
-  ];
-  for (const [raw, want] of cases) it(`turns ${raw} into ${want}`, () => expect(normalizePath(raw)).toBe(want));
-
-  it("returns a path with nothing to replace unchanged and cuts long ones", () => {
-    const p = "/a/b/c";
-    expect(normalizePath(p)).toBe(p);
-    expect(normalizePath(`/${"x".repeat(500)}`).length).toBe(160);
-  });
-});
-
-describe("latency histogram", () => {
-  it("reads p50/p95/p99 within 5% of the exact values", () => {
-    // a log-normal-ish spread from 0.2 ms to 20 s
-    const samples: number[] = [];
-    let seed = 42;
-    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    for (let i = 0; i < 100_000; i++) samples.push(0.2 * Math.exp(rand() * Math.log(100_000)));
-    const h = newHist();
-    for (const s of samples) h[histIndex(s)]++;
-    samples.sort((a, b) => a - b);
-    const exact = [0.5, 0.95, 0.99].map((q) => samples[Math.ceil(q * samples.length) - 1]);
-    const got = percentiles(h);
-    for (let i = 0; i < 3; i++) expect(Math.abs(got[i] - exact[i]) / exact[i]).toBeLessThan(0.05);
-  });
-
-  it("is exact enough at the edges and empty", () => {
-    const h = newHist();
-    expect(percentiles(h)).toEqual([0, 0, 0]);
-    h[histIndex(0.01)]++;
-    expect(percentiles(h, [0.5])[0]).toBe(0.1);
-    h[histIndex(120_000)] += 10;
-    expect(percentiles(h, [0.99])[0]).toBe(60_000);
-    for (const ms of [0.1, 1, 12.3, 250, 999, 59_000]) {
-      const one = newHist();
-      one[histIndex(ms)]++;
-      expect(Math.abs(percentiles(one, [0.5])[0] - ms) / ms).toBeLessThan(0.05);
-    }
-    expect(HIST_BUCKETS).toBeLessThan(200);
-  });
-});
+import { mergeBatches, RequestStats, summarize } from "../../../../src/modules/metrics/aggregator";
+import { denseHist, percentiles } from "../../../../src/modules/metrics/histogram";
+import { FakeClock } from "../../../helpers/clock";
 
 describe("request stats aggregator", () => {
   it("counts per app and 10 s bucket and hands finished buckets to drain", () => {
