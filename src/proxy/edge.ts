@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { type Config, effectiveHttpListenAddr } from "../config/schema";
 import type { Ctx } from "../context";
+import { boardUpstreams } from "../docker/replicas";
 import { parseDuration } from "../lib/duration";
 import { stopWithin } from "../lib/time";
 import type { RequestStats } from "../modules/metrics/aggregator";
@@ -17,7 +18,6 @@ import { createProxyHandler, type ProxyTimeouts } from "./handler";
 import { type Listeners, startListeners } from "./listeners";
 import { buildRouteTable, type RouteTable } from "./route-table";
 import type { TlsMode } from "./types";
-import { boardUpstreams } from "./upstreams";
 
 const FLUSH_EVERY_MS = 10_000;
 const PRUNE_EVERY_MS = 10 * 60_000;

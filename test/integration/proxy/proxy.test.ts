@@ -8,6 +8,7 @@ import { parseAppLabels } from "../../../src/compose/labels";
 import type { AppLabels } from "../../../src/compose/model";
 import { parseCompose } from "../../../src/compose/parse";
 import { PUBLIC_NETWORK } from "../../../src/docker/naming";
+import { boardUpstreams } from "../../../src/docker/replicas";
 import type { Engine } from "../../../src/docker/types";
 import { LogSink } from "../../../src/log/logger";
 import { StatusBoard } from "../../../src/modules/apps/status";
@@ -15,7 +16,6 @@ import { RequestStats } from "../../../src/modules/metrics/aggregator";
 import { type RawServer, serveRaw } from "../../../src/proxy/h1/server";
 import { createProxyHandler } from "../../../src/proxy/handler";
 import { buildRouteTable, type RouteTable } from "../../../src/proxy/route-table";
-import { boardUpstreams } from "../../../src/proxy/upstreams";
 import {
   docker,
   dockerOk,
