@@ -10,6 +10,7 @@ import type { Actor } from "../modules/activity/model";
 import type { AppFilesStore } from "../modules/apps/files";
 import type { AppRepo } from "../modules/apps/repo";
 import type { StatusBoard } from "../modules/apps/status";
+import type { DeployRepo } from "../modules/deploys/repo";
 import type { Deployer } from "../modules/deploys/service";
 
 /** Changes made by dropping files into the apps directory. */
@@ -18,6 +19,8 @@ export const FILES_ACTOR: Actor = Object.freeze({ userId: null, name: "apps-dir"
 export interface ReconcilerDeps {
   files: AppFilesStore;
   repo: AppRepo;
+  /** What the reconciler reads of the deploy journal: the version last attempted. */
+  journal: Pick<DeployRepo, "version">;
   deployer: Deployer;
   status: StatusBoard;
   log: Log;
@@ -53,7 +56,7 @@ export function createReconciler(d: ReconcilerDeps) {
         }
         return;
       }
-      const attempted = app?.attemptedVersionId ? d.repo.version(app.attemptedVersionId) : undefined;
+      const attempted = app?.attemptedVersionId ? d.journal.version(app.attemptedVersionId) : undefined;
       const reason =
         !app || app.removedAt
           ? "new app"

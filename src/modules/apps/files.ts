@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs
 import { join } from "node:path";
 import { sha256Hex } from "../../lib/crypto";
 import { ensurePrivateDir, writeFileAtomic } from "../../lib/fs";
-import { SLUG } from "../users/service";
+import { isSlug } from "./slug";
 
 export const COMPOSE_FILE = "docker-compose.yml";
 export const ENV_FILE = ".env";
@@ -52,9 +52,7 @@ export function createAppFiles(appsDir: string, dataDir: string) {
     list(): string[] {
       if (!existsSync(appsDir)) return [];
       return readdirSync(appsDir, { withFileTypes: true })
-        .filter(
-          (e) => e.isDirectory() && SLUG.test(e.name) && e.name.length <= 63 && existsSync(join(appsDir, e.name, COMPOSE_FILE)),
-        )
+        .filter((e) => e.isDirectory() && isSlug(e.name) && existsSync(join(appsDir, e.name, COMPOSE_FILE)))
         .map((e) => e.name)
         .sort();
     },
@@ -91,7 +89,7 @@ export function createAppFiles(appsDir: string, dataDir: string) {
         }
         try {
           const p = JSON.parse(readFileSync(path, "utf8")) as Pending;
-          if (SLUG.test(p.slug)) {
+          if (isSlug(p.slug)) {
             writePair(p);
             done.push(p.slug);
           }

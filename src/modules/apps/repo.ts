@@ -1,11 +1,9 @@
-/** Data access for apps, their compose versions and the deploy journal. No rules here. */
-import { and, desc, eq, sql } from "drizzle-orm";
+/** Data access for apps (their rows: desired state flags, current and attempted version, scale). No rules here. */
+import { eq } from "drizzle-orm";
 import type { Db } from "../../db";
-import { apps, composeVersions, deploys } from "../../db/schema";
+import { apps } from "../../db/schema";
 
 export type AppRow = typeof apps.$inferSelect;
-export type VersionRow = typeof composeVersions.$inferSelect;
-export type DeployRow = typeof deploys.$inferSelect;
 
 /** Build the repository. */
 export function createAppRepo(db: Db) {
@@ -27,56 +25,16 @@ export function createAppRepo(db: Db) {
       db.sqlite.run("UPDATE activity SET app_id = NULL WHERE app_id = ?", [id]);
       o.delete(apps).where(eq(apps.id, id)).run();
     },
-
-    versionByHash: (appId: number, hash: string) =>
-      o
-        .select()
-        .from(composeVersions)
-        .where(and(eq(composeVersions.appId, appId), eq(composeVersions.hash, hash)))
-        .get(),
-    version: (id: number) => o.select().from(composeVersions).where(eq(composeVersions.id, id)).get(),
-    versions: (appId: number) =>
-      o.select().from(composeVersions).where(eq(composeVersions.appId, appId)).orderBy(desc(composeVersions.version)).all(),
-    insertVersion(v: Omit<typeof composeVersions.$inferInsert, "id" | "version">): VersionRow {
-      const next =
-        o
-          .select({ n: sql<number>`coalesce(max(${composeVersions.version}), 0)` })
-          .from(composeVersions)
-          .where(eq(composeVersions.appId, v.appId))
-          .get()!.n + 1;
-      return o
-        .insert(composeVersions)
-        .values({ ...v, version: next })
-        .returning()
-        .get();
-    },
-    setVersionStatus: (id: number, status: "good" | "failed") =>
-      o.update(composeVersions).set({ status }).where(eq(composeVersions.id, id)).run(),
-
-    insertDeploy: (d: { appId: number; versionId: number | null; action: string; source: string; now: string }) =>
-      o
-        .insert(deploys)
-        .values({
-          appId: d.appId,
-          versionId: d.versionId,
-          action: d.action,
-          source: d.source,
-          status: "running",
-          startedAt: d.now,
-        })
-        .returning()
-        .get(),
-    setDeployVersion: (id: number, versionId: number) => o.update(deploys).set({ versionId }).where(eq(deploys.id, id)).run(),
-    finishDeploy: (id: number, status: "succeeded" | "failed" | "cancelled" | "interrupted", error: string | null, now: string) =>
-      o.update(deploys).set({ status, error, finishedAt: now }).where(eq(deploys.id, id)).run(),
-    deploy: (id: number) => o.select().from(deploys).where(eq(deploys.id, id)).get(),
-    recentDeploys: (appId: number, limit: number) =>
-      o.select().from(deploys).where(eq(deploys.appId, appId)).orderBy(desc(deploys.id)).limit(limit).all(),
-    lastDeploy: (appId: number) =>
-      o.select().from(deploys).where(eq(deploys.appId, appId)).orderBy(desc(deploys.id)).limit(1).get(),
-    /** Deploys a crash left running. */
-    running: () => o.select().from(deploys).where(eq(deploys.status, "running")).all(),
   };
 }
 
 export type AppRepo = ReturnType<typeof createAppRepo>;
+
+/** The desired replicas of an app, per service (services it does not name run as their compose file says). */
+export function appScale(app: Pick<AppRow, "scaleJson">): Record<string, number> {
+  try {
+    return JSON.parse(app.scaleJson) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}

@@ -2,9 +2,9 @@
  * App status from the engine, never from compose output: one container listing for all apps, refreshed when Docker
  * reports a container event for a Sundeck project (debounced) and every few seconds as a safety net.
  */
+import { exitCode } from "../../docker/exit-code";
 import type { ContainerSummary, Engine } from "../../docker/types";
 import type { Log } from "../../log/logger";
-import { exitCode } from "../deploys/stabilize";
 import type { AppRow } from "./repo";
 
 export type AppStatus = "running" | "degraded" | "stopped" | "failed" | "deploying" | "removed" | "unknown";

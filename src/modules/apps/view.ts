@@ -5,11 +5,22 @@ import type { Prepared } from "../../compose/prepare";
 import { scalability } from "../../compose/scaling";
 import type { Secrets } from "../../lib/crypto";
 import type { AppFilesStore } from "./files";
-import type { AppRepo, AppRow } from "./repo";
+import { type AppRepo, type AppRow, appScale } from "./repo";
 import { type AppStatus, deriveStatus, type StatusBoard } from "./status";
+
+/** What a view reads of the deploy journal (the deploys module provides it; apps does not import deploys). */
+export interface JournalReader {
+  version(id: number): { id: number; version: number; compose: string; envSealed: string } | undefined;
+  lastDeploy(
+    appId: number,
+  ):
+    | { id: number; action: string; status: string; error: string | null; startedAt: string; finishedAt: string | null }
+    | undefined;
+}
 
 export interface ViewDeps {
   repo: AppRepo;
+  journal: JournalReader;
   files: AppFilesStore;
   status: StatusBoard;
   secrets: Secrets;
@@ -23,9 +34,9 @@ export function createAppViews(d: ViewDeps) {
 
   const parsed = (app: AppRow) => {
     const v = app.currentVersionId
-      ? d.repo.version(app.currentVersionId)
+      ? d.journal.version(app.currentVersionId)
       : app.attemptedVersionId
-        ? d.repo.version(app.attemptedVersionId)
+        ? d.journal.version(app.attemptedVersionId)
         : undefined;
     const key = v ? `v${v.id}` : `f${app.slug}:${d.files.read(app.slug)?.hash ?? ""}`;
     if (!cache.has(key)) {
@@ -57,9 +68,9 @@ export function createAppViews(d: ViewDeps) {
       const containers = d.status.containers(app.slug);
       const status: AppStatus = deriveStatus(app, containers, d.busy(app.slug), d.status.up);
       const p = parsed(app);
-      const scale = JSON.parse(app.scaleJson) as Record<string, number>;
-      const current = app.currentVersionId ? d.repo.version(app.currentVersionId) : undefined;
-      const last = d.repo.lastDeploy(app.id);
+      const scale = appScale(app);
+      const current = app.currentVersionId ? d.journal.version(app.currentVersionId) : undefined;
+      const last = d.journal.lastDeploy(app.id);
       return {
         slug: app.slug,
         status,

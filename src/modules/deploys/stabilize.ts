@@ -4,6 +4,7 @@
  * start); a healthcheck is the service's own readiness signal and needs none. A crash or an unhealthy container fails
  * at once, with its last log lines. The wait wakes on the project's Docker events, with a slow poll as a fallback.
  */
+import { exitCode } from "../../docker/exit-code";
 import type { ContainerSummary, Engine } from "../../docker/types";
 
 export interface StabilizeOptions {
@@ -23,12 +24,6 @@ export interface Expectation {
 }
 
 export type Stability = { ok: true } | { ok: false; error: string };
-
-/** Exit code from a status like "Exited (137) 2 seconds ago". */
-export function exitCode(status: string): number | null {
-  const m = /^Exited \((-?\d+)\)/.exec(status);
-  return m ? Number(m[1]) : null;
-}
 
 async function lastLines(engine: Engine, id: string, n = 5): Promise<string> {
   const out: string[] = [];

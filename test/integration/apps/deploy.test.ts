@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { appActivity, freePort, startDockerServer, waitApp, waitSettled, webCompose } from "../../helpers/apps";
 import { dockerOk, removeProject } from "../../helpers/docker";
 import type { TestServer } from "../../helpers/server";
+import { openWs } from "../../helpers/ws";
 
 const SLUG = "itest-deploy";
 let s: TestServer;
@@ -70,13 +71,28 @@ describe("deploy through the API", () => {
     expect((await s.root.get(`/api/apps/${SLUG}/env`)).json).toEqual({ GREETING: "bonjour" });
   });
 
-  it("refuses a second deploy while one runs, clearly", async () => {
+  it("queues a second deploy behind the running one, says so in its stream, and refuses a third naming both", async () => {
+    const ws = await openWs(s.url, `/api/apps/${SLUG}/deploy-logs`, { cookie: s.root.cookie });
     const first = await s.root.post("/api/apps/deploy", { slug: SLUG, compose: webCompose(port), env: { GREETING: "one" } });
     const second = await s.root.post("/api/apps/deploy", { slug: SLUG, compose: webCompose(port), env: { GREETING: "two" } });
+    const third = await s.root.post("/api/apps/deploy", { slug: SLUG, compose: webCompose(port), env: { GREETING: "three" } });
     expect(first.status).toBe(202);
-    expect(second.status).toBe(409);
-    expect(second.text).toBe(`Conflict: ${SLUG} is busy: another deploy or action is in progress`);
-    await waitSettled(s.root, SLUG);
+    expect(second.status).toBe(202);
+    expect(second.json.deploy_id).toBeGreaterThan(first.json.deploy_id);
+    expect(third.status).toBe(409);
+    expect(third.text).toBe(`Conflict: ${SLUG} is busy: deploy is running and deploy is waiting`);
+    await ws.waitClose(60_000);
+    expect((ws.frames as any[]).some((f) => f.output === "deploy waits for deploy to finish")).toBe(true);
+    const app = await waitApp(
+      s.root,
+      SLUG,
+      (a) => a.last_deploy?.id === second.json.deploy_id && a.last_deploy.status !== "running",
+    );
+    expect(app.last_deploy.status).toBe("succeeded");
+    // the queued content was written when its turn came, and is what runs now
+    expect((await s.root.get(`/api/apps/${SLUG}/env`)).json).toEqual({ GREETING: "two" });
+    const first1 = (await s.root.get(`/api/apps/${SLUG}/deploys/${first.json.deploy_id}`)).json;
+    expect(first1.status).toBe("succeeded");
   });
 
   it("records a failed deploy with its error and rolls back to the last good version", async () => {

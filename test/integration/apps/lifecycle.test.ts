@@ -54,6 +54,23 @@ describe("lifecycle", () => {
     expect(await running()).toBe(0);
   });
 
+  it("runs a start sent while the stop is still finishing after it, instead of refusing it", async () => {
+    const stop = await s.root.post(`/api/apps/${SLUG}/stop`);
+    expect(stop.status).toBe(202);
+    // sent at once: the stop is still running (it holds the app until it has recorded how it ended)
+    const start = await s.root.post(`/api/apps/${SLUG}/start`);
+    expect(start.status).toBe(202);
+    const app = await waitApp(
+      s.root,
+      SLUG,
+      (a) => a.last_deploy?.id === start.json.deploy_id && a.last_deploy.status === "succeeded",
+    );
+    expect(app.status).toBe("running");
+    expect((await s.root.get(`/api/apps/${SLUG}/deploys/${stop.json.deploy_id}`)).json.status).toBe("succeeded");
+    expect((await s.root.post(`/api/apps/${SLUG}/stop`)).status).toBe(202);
+    await waitApp(s.root, SLUG, (a) => a.status === "stopped" && a.last_deploy.status === "succeeded");
+  });
+
   it("starts it again", async () => {
     expect((await s.root.post(`/api/apps/${SLUG}/start`)).status).toBe(202);
     const app = await waitApp(s.root, SLUG, (a) => a.status === "running" && a.last_deploy.status === "succeeded");
@@ -120,9 +137,32 @@ describe("lifecycle", () => {
     expect(app.status).toBe("running");
   });
 
-  it("answers 409 to cancel when nothing runs, and 404 for unknown apps", async () => {
-    expect((await s.root.post(`/api/apps/${SLUG}/cancel`)).status).toBe(409);
+  it("answers 202 to cancel when nothing runs (recording nothing), and 404 for unknown apps", async () => {
+    const before = (await appActivity(s.root, SLUG)).length;
+    const r = await s.root.post(`/api/apps/${SLUG}/cancel`);
+    expect(r.status).toBe(202);
+    expect(r.json).toEqual({ slug: SLUG, cancelled: false });
+    expect(await appActivity(s.root, SLUG)).toHaveLength(before);
+    expect((await s.root.post("/api/apps/no-such-app/cancel")).status).toBe(404);
     expect((await s.root.post("/api/apps/no-such-app/stop")).status).toBe(404);
+  });
+
+  it("cancels a running operation and the one waiting, and records it", async () => {
+    const restart = await s.root.post(`/api/apps/${SLUG}/restart`);
+    const start = await s.root.post(`/api/apps/${SLUG}/start`);
+    expect([restart.status, start.status]).toEqual([202, 202]);
+    const r = await s.root.post(`/api/apps/${SLUG}/cancel`);
+    expect(r.status).toBe(202);
+    expect(r.json).toEqual({ slug: SLUG, cancelled: true });
+    await waitSettled(s.root, SLUG);
+    const queued = (await s.root.get(`/api/apps/${SLUG}/deploys/${start.json.deploy_id}`)).json;
+    expect(queued.status).toBe("cancelled");
+    const entry = (await appActivity(s.root, SLUG)).find((e) => e.action === "cancelled");
+    expect(entry).toMatchObject({ category: "lifecycle", target: SLUG, actor_source: "ui" });
+    expect(entry.summary).toContain("restart and the waiting start");
+    // bring it back for the tests after this one
+    expect((await s.root.post(`/api/apps/${SLUG}/start`)).status).toBe(202);
+    await waitApp(s.root, SLUG, (a) => a.status === "running" && a.last_deploy.status === "succeeded");
   });
 
   it("lets a viewer look but not act", async () => {

@@ -110,6 +110,14 @@ describe("registries", () => {
     expect(acts).toEqual(["registry_removed", "registry_updated", "registry_created"]);
     expect((await appActivity(s.root, SLUG)).length).toBeGreaterThan(0);
   });
+
+  it("refuse a deploy whose label names a registry that does not exist, naming it", async () => {
+    const before = (await s.root.get(`/api/apps/${SLUG}/versions`)).json.length;
+    const r = await s.root.post("/api/apps/deploy", { slug: SLUG, compose: compose(reg.image, 1, "local, nosuch") });
+    expect(r.status).toBe(400);
+    expect(r.text).toBe('Bad Request: sundeck.registries names "local", "nosuch": no such registry');
+    expect((await s.root.get(`/api/apps/${SLUG}/versions`)).json).toHaveLength(before);
+  });
 });
 
 describe("registries from the config", () => {

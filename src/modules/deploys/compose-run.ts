@@ -1,0 +1,198 @@
+/**
+ * Running compose for an app: render the checked file Sundeck runs, pull what is missing with the app's registry
+ * credentials, `up`, and wait until the containers are running and stable. No journal and no activity here.
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { expectation, type Prepared, prepare } from "../../compose/prepare";
+import { PUBLIC_NETWORK, projectName } from "../../docker/naming";
+import type { DockerHandle, Engine, ProjectRef, RunResult } from "../../docker/types";
+import type { Secrets } from "../../lib/crypto";
+import { HttpError } from "../../lib/errors";
+import { writeFileAtomic } from "../../lib/fs";
+import type { AppFilesStore } from "../apps/files";
+import { type AppRow, appScale } from "../apps/repo";
+import type { Registries } from "../registries/service";
+import { imageRegistry } from "../registries/service";
+import type { RunCtx } from "./operations";
+import type { DeployFrame } from "./output";
+import type { DeployRepo } from "./repo";
+import { waitStable } from "./stabilize";
+
+export interface ComposeRunDeps {
+  docker: DockerHandle;
+  files: AppFilesStore;
+  journal: DeployRepo;
+  registries: Registries;
+  secrets: Secrets;
+  appsDir: string;
+  dataDir: string;
+  /** `compose.allowed_host_paths` of the server config. */
+  allowedHostPaths: string[];
+  /** Registry names applied to every app (config `registries`). */
+  globalRegistries: readonly string[];
+  /** Stabilisation window after `up`. */
+  stabilizeMs?: number;
+  settleMs?: number;
+}
+
+/** Raised when Docker is missing; routes answer 503 with the reason. */
+export class DockerDown extends HttpError {
+  constructor(readonly problem: string) {
+    super(503, problem);
+  }
+}
+
+/** Build the compose runner. */
+export function createComposeRun(d: ComposeRunDeps) {
+  const policy = (slug: string) => ({
+    appDir: d.files.dir(slug),
+    appsDir: d.appsDir,
+    dataDir: d.dataDir,
+    allowedHostPaths: d.allowedHostPaths,
+  });
+  const runDir = (slug: string) => join(d.dataDir, "run", slug);
+  const renderedPath = (slug: string) => join(runDir(slug), "docker-compose.yml");
+  const emptyEnvPath = (slug: string) => join(runDir(slug), "empty.env");
+
+  /** The engine and compose, or a 503 naming what is missing. */
+  const docker = () => {
+    const { engine, compose, problem } = d.docker;
+    if (!engine || !compose) throw new DockerDown(problem ?? "docker is not available");
+    return { engine, compose };
+  };
+
+  /** Make the rendered file and the empty env file compose runs with. */
+  const writeRendered = (slug: string, rendered: string) => {
+    mkdirSync(runDir(slug), { recursive: true, mode: 0o700 });
+    writeFileAtomic(renderedPath(slug), rendered, 0o600);
+    writeFileAtomic(emptyEnvPath(slug), "", 0o600);
+  };
+
+  const refFor = (slug: string, extraEnv: Record<string, string> = {}): ProjectRef => ({
+    name: projectName(slug),
+    file: renderedPath(slug),
+    // a removed app directory can still be taken down: `down` resolves no paths, so the run dir stands in
+    projectDir: existsSync(d.files.dir(slug)) ? d.files.dir(slug) : runDir(slug),
+    envFile: emptyEnvPath(slug),
+    env: extraEnv,
+  });
+
+  const pipe = (rc: RunCtx, action: DeployFrame["action"]) => ({
+    onLine: (text: string) => rc.line(action, text),
+    signal: rc.signal,
+  });
+
+  /** Registry names that apply to an app: the global list plus its label (or none with `none`). */
+  const registriesFor = (p: Prepared) => (p.labels.registries === null ? [...d.globalRegistries] : p.labels.registries);
+
+  /** Pull what is missing (or everything), with a throwaway docker config holding the app's registry credentials. */
+  const pullImages = async (rc: RunCtx, slug: string, p: Prepared, all: boolean): Promise<string | null> => {
+    const { engine, compose } = docker();
+    const wanted: string[] = [];
+    for (const s of p.project.services) {
+      if (!s.image) continue;
+      const policyPull = (s.pullPolicy ?? "missing").toLowerCase();
+      if (policyPull === "never" || policyPull === "build") continue;
+      if (all || policyPull === "always" || !(await engine.imageExists(s.image))) wanted.push(s.name);
+    }
+    if (wanted.length === 0) return null;
+    const names = registriesFor(p);
+    const images = p.project.services.filter((s) => wanted.includes(s.name)).map((s) => s.image!);
+    const cfg = d.registries.dockerConfig(names);
+    rc.line("pull", `pulling ${wanted.join(", ")}${cfg ? ` (registries: ${names.join(", ")})` : ""}`);
+    try {
+      const r = await compose.pull(refFor(slug, cfg ? { DOCKER_CONFIG: cfg.dir } : {}), wanted, pipe(rc, "pull"));
+      if (r.code === 0) return null;
+      // a pull that failed is fine when the image is here anyway (a local-only image on an explicit pull)
+      const missing: string[] = [];
+      for (const img of images) if (!(await engine.imageExists(img))) missing.push(img);
+      if (missing.length === 0 && !r.killed) {
+        rc.line("pull", "pull failed; using the images present locally");
+        return null;
+      }
+      const hosts = [...new Set(missing.map(imageRegistry))].join(", ");
+      return r.killed ? "cancelled" : `${failed(r, "pull")}; missing: ${missing.join(", ")} (registry ${hosts})`;
+    } finally {
+      cfg?.cleanup();
+    }
+  };
+
+  /** Wait until the app's containers are running (and healthy) and stay so: the error when they do not, else null. */
+  const stable = async (engine: Engine, rc: RunCtx, p: Prepared, scale: Record<string, number>): Promise<string | null> => {
+    const s = await waitStable(engine, projectName(rc.app.slug), expectation(p.project, scale), {
+      windowMs: d.stabilizeMs ?? 60_000,
+      settleMs: d.settleMs,
+      signal: rc.signal,
+    });
+    return s.ok ? null : s.error;
+  };
+
+  /** The version the app runs (or its files before any), checked; null when it has none. Writes nothing. */
+  const current = (app: AppRow): Prepared | null => {
+    const v = app.currentVersionId ? d.journal.version(app.currentVersionId) : null;
+    const source = v ? { compose: v.compose, env: d.secrets.open(v.envSealed) } : d.files.read(app.slug);
+    return source ? prepare(source.compose, source.env, policy(app.slug)) : null;
+  };
+
+  /** Re-render the version the app runs, for lifecycle actions (the rendered file may be gone with a wiped data dir). */
+  const ensureRendered = (app: AppRow): Prepared | null => {
+    const p = current(app);
+    if (p) writeRendered(app.slug, p.rendered);
+    return p;
+  };
+
+  return {
+    docker,
+    /** The engine and compose when both are there, else null (for work that can go on without them). */
+    available: () => (d.docker.engine && d.docker.compose ? docker() : null),
+    refFor,
+    current,
+    pipe,
+    stable,
+    ensureRendered,
+
+    /** Check content without deploying it (400 with the service and rule when unsafe). */
+    prepare: (slug: string, compose: string, envText: string) => prepare(compose, envText, policy(slug)),
+
+    /** `ensureRendered`, with content that no longer passes the checks read as "nothing to run". */
+    ensureRenderedQuiet(app: AppRow): Prepared | null {
+      try {
+        return ensureRendered(app);
+      } catch {
+        return null;
+      }
+    },
+
+    /**
+     * Run a prepared version: render, pull, up, stabilise. `error` is null on success; `touched` says whether the
+     * containers may have changed (nothing did when a pull failed or was cancelled).
+     */
+    async runVersion(rc: RunCtx, p: Prepared, o: { pullAll: boolean }): Promise<{ error: string | null; touched: boolean }> {
+      const slug = rc.app.slug;
+      const { engine, compose } = docker();
+      writeRendered(slug, p.rendered);
+      if (p.routed.length) await engine.ensureNetwork(PUBLIC_NETWORK);
+      const pullError = await pullImages(rc, slug, p, o.pullAll);
+      if (pullError) return { error: pullError, touched: false };
+      if (rc.signal.aborted) return { error: "cancelled", touched: false };
+      const scale = appScale(rc.app);
+      const up = await compose.up(refFor(slug), { ...pipe(rc, "up"), scale });
+      if (up.code !== 0) return { error: failed(up, "compose up"), touched: true };
+      rc.line("up", "waiting for the containers to be running and healthy");
+      return { error: await stable(engine, rc, p, scale), touched: true };
+    },
+  };
+}
+
+export type ComposeRun = ReturnType<typeof createComposeRun>;
+
+/** The one-line error of a compose command that failed. */
+export function failed(r: RunResult, what: string): string {
+  return r.killed ? "cancelled" : `${what} failed (exit ${r.code})${r.output ? `: ${lastLine(r.output)}` : ""}`;
+}
+
+function lastLine(output: string): string {
+  const lines = output.trim().split("\n").filter(Boolean);
+  return (lines[lines.length - 1] ?? "").slice(0, 300);
+}

@@ -1,0 +1,65 @@
+/** Data access for the deploy journal: kept compose versions and every deploy or action. No rules here. */
+import { and, desc, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db";
+import { composeVersions, deploys } from "../../db/schema";
+
+export type VersionRow = typeof composeVersions.$inferSelect;
+export type DeployRow = typeof deploys.$inferSelect;
+export type DeployStatus = "running" | "succeeded" | "failed" | "cancelled" | "interrupted";
+
+/** Build the repository. */
+export function createDeployRepo(db: Db) {
+  const o = db.orm;
+  return {
+    versionByHash: (appId: number, hash: string) =>
+      o
+        .select()
+        .from(composeVersions)
+        .where(and(eq(composeVersions.appId, appId), eq(composeVersions.hash, hash)))
+        .get(),
+    version: (id: number) => o.select().from(composeVersions).where(eq(composeVersions.id, id)).get(),
+    versions: (appId: number) =>
+      o.select().from(composeVersions).where(eq(composeVersions.appId, appId)).orderBy(desc(composeVersions.version)).all(),
+    insertVersion(v: Omit<typeof composeVersions.$inferInsert, "id" | "version">): VersionRow {
+      const next =
+        o
+          .select({ n: sql<number>`coalesce(max(${composeVersions.version}), 0)` })
+          .from(composeVersions)
+          .where(eq(composeVersions.appId, v.appId))
+          .get()!.n + 1;
+      return o
+        .insert(composeVersions)
+        .values({ ...v, version: next })
+        .returning()
+        .get();
+    },
+    setVersionStatus: (id: number, status: "good" | "failed") =>
+      o.update(composeVersions).set({ status }).where(eq(composeVersions.id, id)).run(),
+
+    insertDeploy: (d: { appId: number; versionId: number | null; action: string; source: string; now: string }) =>
+      o
+        .insert(deploys)
+        .values({
+          appId: d.appId,
+          versionId: d.versionId,
+          action: d.action,
+          source: d.source,
+          status: "running",
+          startedAt: d.now,
+        })
+        .returning()
+        .get(),
+    setDeployVersion: (id: number, versionId: number) => o.update(deploys).set({ versionId }).where(eq(deploys.id, id)).run(),
+    finishDeploy: (id: number, status: Exclude<DeployStatus, "running">, error: string | null, now: string) =>
+      o.update(deploys).set({ status, error, finishedAt: now }).where(eq(deploys.id, id)).run(),
+    deploy: (id: number) => o.select().from(deploys).where(eq(deploys.id, id)).get(),
+    recentDeploys: (appId: number, limit: number) =>
+      o.select().from(deploys).where(eq(deploys.appId, appId)).orderBy(desc(deploys.id)).limit(limit).all(),
+    lastDeploy: (appId: number) =>
+      o.select().from(deploys).where(eq(deploys.appId, appId)).orderBy(desc(deploys.id)).limit(1).get(),
+    /** Deploys a crash left running. */
+    running: () => o.select().from(deploys).where(eq(deploys.status, "running")).all(),
+  };
+}
+
+export type DeployRepo = ReturnType<typeof createDeployRepo>;
