@@ -38,8 +38,9 @@ function compose(cmd: string[], file: string, args: string[]) {
 
 const fixtures = loadFixtures("ok");
 
-it("finds at least docker-compose v1 on this machine", () => {
-  if (process.env.CI) expect(engines.length).toBeGreaterThan(0);
+// without an engine the loop below registers nothing, so this is what fails (everywhere, not only in CI)
+it("finds a compose engine on this machine", () => {
+  expect(engines.map((e) => e.name), "no compose engine: install docker-compose (v1) or docker compose (v2)").not.toEqual([]);
 });
 
 for (const engine of engines) {
