@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { Config } from "./config/schema";
 import { type Db, openDb } from "./db";
 import type { DockerHandle } from "./docker/types";
+import { createEdge, type Edge } from "./edge";
 import { WS_TIMINGS, WsHub, type WsTimings } from "./http/ws";
 import { createSecrets, deriveKeys, type Keys, randomHex, type Secrets } from "./lib/crypto";
 import { CidrSet } from "./lib/net";
@@ -23,12 +24,11 @@ import { createSessions } from "./modules/auth/sessions";
 import { DeployOutput } from "./modules/deploys/output";
 import { createDeployer, type Deployer } from "./modules/deploys/service";
 import { RequestStats } from "./modules/metrics/aggregator";
-import { createRequestStatsStore, parseTiers } from "./modules/metrics/request-stats";
+import { createRequestStatsStore, parseTiers, type RequestStatsStore } from "./modules/metrics/request-stats";
 import { createRegistries, type Registries } from "./modules/registries/service";
 import { createSettings, type Settings } from "./modules/system/settings";
 import { createUserRepo, type UserRepo } from "./modules/users/repo";
 import { createUsers, type Users } from "./modules/users/service";
-import type { Edge } from "./proxy/edge";
 import { createReconciler, type Reconciler } from "./reconciler";
 
 /** Everything a route, job or command needs. */
@@ -64,7 +64,9 @@ export interface Ctx {
   deployer: Deployer;
   status: StatusBoard;
   reconciler: Reconciler;
-  /** The reverse proxy's parts (certificates and listeners are filled at server start). */
+  /** Request statistics per metrics tier: the proxy counts requests in memory, the edge flushes them here. */
+  requestStats: RequestStatsStore;
+  /** The reverse proxy wired to the apps, built complete; the server starts and stops it. */
   edge: Edge;
 }
 
@@ -157,23 +159,21 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     everyMs: t.reconcileEveryMs,
     debounceMs: t.reconcileDebounceMs,
   });
-  const stats = new RequestStats({ clock });
-  const statsStore = createRequestStatsStore({ db, clock, log: logs.logger("stats"), tiers: parseTiers(config.metrics.tiers) });
-  const edge: Edge = {
-    stats,
-    statsStore,
-    certs: null,
-    listeners: null,
-    table: null,
-    flush: (all = false) => {
-      try {
-        // the store merges into existing buckets, so flushing an unfinished one early loses nothing
-        statsStore.store(stats.drain({ all }));
-      } catch (e) {
-        log.error("storing request stats failed", { error: (e as Error).message });
-      }
-    },
-  };
+  const requestStats = createRequestStatsStore({ db, clock, log: logs.logger("stats"), tiers: parseTiers(config.metrics.tiers) });
+  const trusted = new CidrSet(config.trusted_proxies);
+  const proxyToken = randomHex(24);
+  const edge = createEdge({
+    config,
+    logs,
+    clock,
+    trusted,
+    proxyToken,
+    apps: appRepo,
+    views: appViews,
+    status,
+    stats: new RequestStats({ clock }),
+    statsStore: requestStats,
+  });
   return {
     config,
     configSource: opts.configSource ?? null,
@@ -183,8 +183,8 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     db,
     keys,
     secrets,
-    trusted: new CidrSet(config.trusted_proxies),
-    proxyToken: randomHex(24),
+    trusted,
+    proxyToken,
     settings,
     activity,
     userRepo,
@@ -202,6 +202,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     deployer,
     status,
     reconciler,
+    requestStats,
     edge,
   };
 }

@@ -9,7 +9,6 @@ import { MAX_BODY, MIB } from "./http/body";
 import { ensurePrivateDir } from "./lib/fs";
 import { stopWithin } from "./lib/time";
 import { startNightly } from "./modules/activity/retention";
-import { startEdge } from "./proxy/edge";
 import { COMMIT, VERSION } from "./version";
 
 /** On shutdown, running deploys get this long to finish before they are cancelled. */
@@ -49,9 +48,8 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
   const stopNightly = startNightly(ctx);
   await initDocker(ctx.docker, ctx.logs.logger("docker"));
   await ctx.status.start();
-  let stopEdge: (graceMs: number) => Promise<void>;
   try {
-    stopEdge = await startEdge(ctx, { managementPort: server.port! });
+    await ctx.edge.start({ managementPort: server.port! });
   } catch (e) {
     // the proxy cannot listen: stop cleanly so the process can report it and exit
     ctx.status.stop();
@@ -77,7 +75,7 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
         log.info("shutting down");
         stopNightly();
         ctx.reconciler.stop();
-        await stopEdge(STOP_GRACE_MS);
+        await ctx.edge.stop(STOP_GRACE_MS);
         await ctx.deployer.drain(DRAIN_GRACE_MS);
         ctx.status.stop();
         ctx.ws.shutdown();

@@ -1,5 +1,5 @@
 /**
- * Sundeck's reverse proxy for the proxy benchmark, in its own process and built the way `startEdge` (src/proxy/edge.ts)
+ * Sundeck's reverse proxy for the proxy benchmark, in its own process and built the way `createEdge` (src/edge.ts)
  * builds it: a route table from `buildRouteTable` for one app whose only replica is the benchmark upstream,
  * `createProxyHandler` recording into a `RequestStats` that is drained into the metrics tiers of a real (temporary)
  * database every 10 s, and `startListeners` on 127.0.0.1:0: plain HTTP with tls `off`, or the TLS listener with
@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { defaults as configDefaults } from "../../src/config/schema";
 import { openDb } from "../../src/db";
+import { routeDefaults } from "../../src/edge";
 import { CidrSet } from "../../src/lib/net";
 import { systemClock } from "../../src/lib/time";
 import { LogSink } from "../../src/log/logger";
@@ -22,7 +23,6 @@ import { RequestStats } from "../../src/modules/metrics/aggregator";
 import { createRequestStatsStore, parseTiers } from "../../src/modules/metrics/request-stats";
 import { createCertManager } from "../../src/proxy/certs/manager";
 import { createCertStore } from "../../src/proxy/certs/store";
-import { routeDefaults } from "../../src/proxy/edge";
 import { createProxyHandler } from "../../src/proxy/handler";
 import { startListeners } from "../../src/proxy/listeners";
 import { buildRouteTable, type RouteTable } from "../../src/proxy/route-table";

@@ -6,6 +6,7 @@ import { Elysia, t } from "elysia";
 import type { Ctx } from "../../context";
 import { noContent } from "../../http/respond";
 import { HttpError, notFound } from "../../lib/errors";
+import type { CertManager } from "../../proxy/certs/manager";
 import { caDownload, trustResponse } from "../../proxy/certs/trust";
 import { authPlugin } from "../auth/macro";
 
@@ -14,8 +15,9 @@ const HOST = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{
 /** /api/apps/:slug/certs, /trust */
 export function certRoutes(ctx: Ctx) {
   const certs = () => {
-    if (!ctx.edge.certs) throw new HttpError(503, "the proxy is not running");
-    return ctx.edge.certs;
+    const c = ctx.edge.certs();
+    if (!c) throw new HttpError(503, "the proxy is not running");
+    return c;
   };
   const app = (slug: string) => {
     const row = ctx.appRepo.bySlug(slug);
@@ -27,7 +29,7 @@ export function certRoutes(ctx: Ctx) {
     if (d.length > 253 || !HOST.test(d)) throw new HttpError(400, "domain must be a host name");
     return d;
   };
-  const infoJson = (i: NonNullable<ReturnType<NonNullable<Ctx["edge"]["certs"]>["certInfo"]>>) => ({
+  const infoJson = (i: NonNullable<ReturnType<CertManager["certInfo"]>>) => ({
     domain: i.host,
     mode: i.mode,
     status: i.status,
@@ -50,7 +52,7 @@ export function certRoutes(ctx: Ctx) {
         const a = app(params.slug);
         const hosts = ctx.appViews.view(a).endpoints.flatMap((e) => e.hosts);
         return [...new Set(hosts)].map((h) => {
-          const info = ctx.edge.certs?.certInfo(h);
+          const info = ctx.edge.certs()?.certInfo(h);
           return info
             ? infoJson(info)
             : {
@@ -130,7 +132,7 @@ export function certRoutes(ctx: Ctx) {
     .get(
       "/trust",
       () => {
-        const ca = ctx.edge.certs?.localCa();
+        const ca = ctx.edge.certs()?.localCa();
         if (!ca) throw notFound();
         return trustResponse(ca);
       },
@@ -139,7 +141,7 @@ export function certRoutes(ctx: Ctx) {
     .get(
       "/trust/ca.crt",
       () => {
-        const ca = ctx.edge.certs?.localCa();
+        const ca = ctx.edge.certs()?.localCa();
         if (!ca) throw notFound();
         return caDownload(ca);
       },

@@ -19,7 +19,7 @@ export function metricsRoutes(ctx: Ctx) {
       if (!ms || ms <= 0 || ms > MAX_RANGE_MS) throw badRequest("range must be a duration such as 1h, 24h or 7d (at most 400d)");
       // everything counted so far is stored first, so the answer includes the last request
       ctx.edge.flush(true);
-      return { range: text, ...ctx.edge.statsStore.query(a.slug, ms) };
+      return { range: text, ...ctx.requestStats.query(a.slug, ms) };
     },
     {
       auth: { app: "read" },

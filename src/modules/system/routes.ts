@@ -25,7 +25,8 @@ export function systemRoutes(ctx: Ctx) {
     .get(
       "/system/info",
       () => {
-        const ports = ctx.edge.listeners?.ports();
+        const listeners = ctx.edge.listeners();
+        const ports = listeners?.ports();
         return {
           version: VERSION,
           commit: COMMIT,
@@ -35,9 +36,9 @@ export function systemRoutes(ctx: Ctx) {
           proxy_port: ports?.main ?? null,
           http_port: ports?.plain ?? null,
           // client connections against the proxy.* caps, and how many the caps refused since start
-          proxy_connections: ctx.edge.listeners
+          proxy_connections: listeners
             ? {
-                ...ctx.edge.listeners.connections(),
+                ...listeners.connections(),
                 max: ctx.config.proxy.max_connections,
                 max_per_ip: ctx.config.proxy.max_connections_per_ip,
               }

@@ -31,7 +31,7 @@ describe("proxy over plain HTTP", () => {
   beforeAll(async () => {
     await removeProject(`sundeck-${SLUG}`, { volumes: true });
     s = await startDockerServer({ domain: "deck.test" });
-    port = s.ctx.edge.listeners!.ports().main;
+    port = s.ctx.edge.listeners()!.ports().main;
     expect((await s.root.post("/api/apps/deploy", { slug: SLUG, compose: routed("blog.test") })).status).toBe(202);
     await waitApp(s.root, SLUG, (a) => a.status === "running");
   });
@@ -121,7 +121,7 @@ describe("proxy with local TLS", () => {
       tls: { mode: "local", email: "" } as any,
       http_listen_addr: "127.0.0.1:0",
     });
-    ({ main, plain } = s.ctx.edge.listeners!.ports() as { main: number; plain: number });
+    ({ main, plain } = s.ctx.edge.listeners()!.ports() as { main: number; plain: number });
     const compose = `services:
   web:
     image: sundeck-test/web:latest
