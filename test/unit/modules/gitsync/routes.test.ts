@@ -1,5 +1,6 @@
+/** The git webhook while git sync is not built: 404 with an empty body whatever arrives, and a warning when enabled. */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { startTestServer, type TestServer } from "../../helpers/server";
+import { startTestServer, type TestServer } from "../../../helpers/server";
 
 let s: TestServer;
 beforeAll(async () => {
