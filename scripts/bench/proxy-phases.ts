@@ -12,8 +12,8 @@
 import { parseArgs } from "node:util";
 import { LogSink } from "../../src/log/logger";
 import { RequestStats } from "../../src/modules/metrics/aggregator";
-import { requestTarget } from "../../src/proxy/h1/authority";
 import { headEnd, parseRequestHead, parseResponseHead, requestFraming, responseFraming } from "../../src/proxy/h1/framing";
+import { requestTarget } from "../../src/proxy/h1/request-target";
 import { serializeHead } from "../../src/proxy/h1/wire";
 import { createProxyHandler } from "../../src/proxy/handler";
 import { headerOptions, responseHeaderPairs, upstreamHeaderPairs } from "../../src/proxy/headers";
@@ -112,7 +112,7 @@ export async function phases(n: number, headerSet: string): Promise<Phase[]> {
 
   await add("find and parse the request head", "h1/framing.ts parseRequestHead", readRequest);
   await add("request framing", "h1/framing.ts requestFraming", () => requestFraming(head));
-  await add("Host and target", "h1/authority.ts requestTarget", () => requestTarget(head));
+  await add("Host and target", "h1/request-target.ts requestTarget", () => requestTarget(head));
   await add("route, allowlist, rate limit, replica", "handler.ts admit", admitted);
   await add(`upstream head (${headerSet} request)`, "headers.ts upstreamHeaderPairs", upstreamHead);
   await add("find and parse the response head", "h1/framing.ts parseResponseHead", readResponse);

@@ -8,10 +8,11 @@
 import { normalizeInfo } from "../handler";
 import { connectionTokens } from "../headers";
 import { errorAnswer, type LocalAnswer } from "../pages";
-import { requestTarget } from "./authority";
 import { Exchange, READ_AHEAD } from "./exchange";
+import { exchangeTimeouts } from "./failure";
 import { type Framing, FramingError, headEnd, parseRequestHead, type RequestHead, reasonFor, requestFraming } from "./framing";
 import type { ClientLink } from "./link";
+import { requestTarget } from "./request-target";
 import type { RawEngine } from "./server";
 import { CONNECTION_CLOSE, serializeHead, statusLine } from "./wire";
 
@@ -253,7 +254,7 @@ export class ClientConn {
       return;
     }
     if (this.ex !== null) {
-      this.ex.tick(now);
+      exchangeTimeouts(this.ex, now);
       return;
     }
     if (this.headSince > 0 && now - this.headSince > limits.headerTimeoutMs) {

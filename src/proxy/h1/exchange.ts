@@ -4,44 +4,28 @@
  * and trailers dropped), and no Content-Length, Transfer-Encoding or Connection of either party is forwarded as
  * received. A response that breaks the rules is a 502 while nothing of it has reached the client, and a dropped
  * connection after; an upstream connection that sent anything past its response is never reused.
+ * Here: dialling, retries and the request body; the response is read in response.ts, a WebSocket upgrade becomes a
+ * tunnel in tunnel.ts, and error answers and timeouts are failure.ts.
  */
 import { GONE, IDEMPOTENT, NOT_CONNECTED } from "../attempts";
 import type { Admitted, ProxyCore } from "../handler";
-import { connectionTokens, HSTS_VALUE, headerOptions, responseHeaderPairs, upstreamHeaderPairs } from "../headers";
-import { errorAnswer } from "../pages";
+import { connectionTokens, headerOptions, upstreamHeaderPairs } from "../headers";
 import { BodyReader, encodeChunks } from "./body";
 import type { ClientConn } from "./client";
-import {
-  type Framing,
-  FramingError,
-  headEnd,
-  parseResponseHead,
-  type RequestHead,
-  type ResponseHead,
-  responseFraming,
-} from "./framing";
+import { abandonBoth, fail, requestBodyError } from "./failure";
+import { type Framing, FramingError, type RequestHead, type ResponseHead } from "./framing";
 import { discard, type UpstreamSocket, type UpstreamUser } from "./pool";
-import { CONNECTION_CLOSE, serializeHead, statusLine } from "./wire";
+import { readResponseBody, readResponseHead } from "./response";
+import { isUpgrade } from "./tunnel";
+import { serializeHead } from "./wire";
 
 /** Bytes read ahead of the current exchange (pipelined requests, or a body before the upstream is connected). */
 export const READ_AHEAD = 256 * 1024;
-/** Most bytes of an upstream response head. */
-const MAX_RESPONSE_HEAD = 64 * 1024;
-/** Most header fields of an upstream response head. */
-const MAX_RESPONSE_HEADERS = 500;
-/** Largest first body part copied to leave in one write with the response head. */
-const JOIN_MAX = 16 * 1024;
-/** Silence after which a tunnel's sockets send TCP keep-alive probes. */
-const TUNNEL_KEEPALIVE_MS = 60_000;
 
-/** A WebSocket handshake: a bodyless GET asking to upgrade to websocket. */
-function isUpgrade(head: RequestHead, framing: Framing): boolean {
-  if (head.method !== "GET" || framing.kind !== "none") return false;
-  const u = head.headers.get("upgrade");
-  if (u === null || u.toLowerCase() !== "websocket") return false;
-  return connectionTokens(head.headers.get("connection")).includes("upgrade");
-}
-
+/**
+ * One forwarded request, from dialling the replica to the end of the response. Fields without `private` are shared
+ * with the exchange's other files (response.ts, tunnel.ts, failure.ts), which act on it.
+ */
 export class Exchange implements UpstreamUser {
   up: UpstreamSocket | null = null;
   readonly reqBody: BodyReader;
@@ -53,32 +37,32 @@ export class Exchange implements UpstreamUser {
   private readonly upHead: string;
   private readonly idempotent: boolean;
   private readonly bodyless: boolean;
-  private readonly upgrade: boolean;
+  readonly upgrade: boolean;
   /** Sent again on a fresh connection after a kept-alive one turned out closed. */
   private staleRetried = false;
   /** Moved to another replica once already (it happens at most once). */
   private rerouted = false;
   /** Give up waiting for response headers at (0: not waiting). */
-  private deadline = 0;
+  deadline = 0;
   private waitingOn: string | null = null;
-  private resBuf: Buffer | null = null;
-  private res: ResponseHead | null = null;
-  private resBody: BodyReader | null = null;
+  resBuf: Buffer | null = null;
+  res: ResponseHead | null = null;
+  resBody: BodyReader | null = null;
   /** Payload of a chunked response decoded by the current feed. */
-  private resParts: Buffer[] = [];
+  resParts: Buffer[] = [];
   /** A chunked response goes to an HTTP/1.1 client re-encoded (else decoded for an HTTP/1.0 one). */
-  private rechunk = false;
-  private closeAfter: boolean;
+  rechunk = false;
+  closeAfter: boolean;
   /** Something was written to the client for this exchange (an interim or the final head). */
-  private wrote = false;
+  wrote = false;
   /** The final response head was written to the client. */
-  private headSent = false;
+  headSent = false;
   /** The upstream sent bytes past the end of its response: its connection is out of step. */
-  private stray = false;
-  private upPaused = false;
+  stray = false;
+  upPaused = false;
   /** When the client last sent body bytes, and when the upstream last sent response bytes (body timeouts). */
-  private lastBodyAt = performance.now();
-  private lastUpAt = 0;
+  lastBodyAt = performance.now();
+  lastUpAt = 0;
   finished = false;
   tunnel = false;
 
@@ -110,7 +94,7 @@ export class Exchange implements UpstreamUser {
     this.upHead = serializeHead(`${head.method} ${a.target} HTTP/1.1`, pairs, framingLine);
   }
 
-  private get core(): ProxyCore {
+  get core(): ProxyCore {
     return this.conn.server.opts.core;
   }
 
@@ -156,7 +140,7 @@ export class Exchange implements UpstreamUser {
     else if ((this.conn.buf?.length ?? 0) <= READ_AHEAD) this.conn.resume();
   }
 
-  private unwait(): void {
+  unwait(): void {
     if (this.waitingOn !== null) {
       this.core.waiting.delete(this.waitingOn, this);
       this.waitingOn = null;
@@ -186,7 +170,7 @@ export class Exchange implements UpstreamUser {
       this.retry(next, code);
       return;
     }
-    this.fail(502, code || (e as Error).message);
+    fail(this, 502, code || (e as Error).message);
   }
 
   /** Called through WaitingAttempts when the replica left the route table while this waited for headers. */
@@ -201,7 +185,7 @@ export class Exchange implements UpstreamUser {
       this.retry(next, reason === GONE ? "gone" : String(reason));
       return;
     }
-    this.fail(502, "upstream left the route table");
+    fail(this, 502, "upstream left the route table");
   }
 
   /**
@@ -215,7 +199,7 @@ export class Exchange implements UpstreamUser {
       n = this.reqBody.feed(chunk);
     } catch (e) {
       if (!(e instanceof FramingError)) throw e;
-      this.requestBodyError(e);
+      requestBodyError(this, e);
       return -1;
     }
     if (this.reqBody.passThrough) {
@@ -259,7 +243,7 @@ export class Exchange implements UpstreamUser {
     }
   }
 
-  private toClient(b: Buffer): void {
+  toClient(b: Buffer): void {
     const out = this.conn.link;
     out.write(b);
     if (out.blocked && this.up !== null && !this.upPaused) {
@@ -277,12 +261,12 @@ export class Exchange implements UpstreamUser {
     try {
       let head: Buffer | null = null;
       if (this.res === null) {
-        const r = this.readHead(buf);
+        const r = readResponseHead(this, buf);
         if (r === null || this.tunnel || this.finished) return;
         head = r.head;
         buf = r.rest;
       }
-      this.readBody(buf, head);
+      readResponseBody(this, buf, head);
     } catch (e) {
       if (!(e instanceof FramingError)) {
         this.onUpstreamError(e);
@@ -295,147 +279,19 @@ export class Exchange implements UpstreamUser {
       });
       if (this.up !== null) discard(this.up);
       this.up = null;
-      if (!this.headSent) this.fail(502, e.message);
-      else this.abandonBoth(e.message);
+      if (!this.headSent) fail(this, 502, e.message);
+      else abandonBoth(this, e.message);
     }
-  }
-
-  /**
-   * Take in response head bytes; returns the client's head and the bytes after the upstream's, or null while it is
-   * incomplete (or when it was an interim response, a tunnel, or the end of the exchange).
-   */
-  private readHead(chunk: Buffer): { head: Buffer; rest: Buffer } | null {
-    let buf = this.resBuf === null ? chunk : Buffer.concat([this.resBuf, chunk]);
-    for (;;) {
-      const end = headEnd(buf);
-      if (end < 0) {
-        if (buf.length > MAX_RESPONSE_HEAD) throw new FramingError(502, "response head too large");
-        this.resBuf = Buffer.from(buf);
-        return null;
-      }
-      this.resBuf = null;
-      const head = parseResponseHead(buf.toString("latin1", 0, end - 4), MAX_RESPONSE_HEADERS);
-      const rest = buf.subarray(end);
-      if (head.status === 101) {
-        if (!this.upgrade) throw new FramingError(502, "unexpected 101");
-        this.startTunnel(head, rest);
-        return null;
-      }
-      if (head.status < 200) {
-        // 100 Continue, 103 Early Hints: passed on to HTTP/1.1 clients (HTTP/1.0 has no interim responses)
-        if (this.head.minor === 1) {
-          this.wrote = true;
-          this.toClient(
-            Buffer.from(serializeHead(statusLine(head.status, head.reason), responseHeaderPairs(head.headers, false)), "latin1"),
-          );
-        }
-        buf = rest;
-        if (buf.length === 0) return null;
-        continue;
-      }
-      return { head: this.finalHead(head), rest };
-    }
-  }
-
-  /** Take in the final response head; returns the head for the client, with the engine's own framing. */
-  private finalHead(head: ResponseHead): Buffer {
-    const method = this.head.method;
-    // may refuse the response: before anything about it is taken in
-    const { framing, metaLength } = responseFraming(method, head.status, head);
-    this.res = head;
-    this.deadline = 0;
-    this.unwait();
-    const client11 = this.head.minor === 1;
-    const chunked = framing.kind === "chunked";
-    this.rechunk = chunked && client11;
-    this.resBody = new BodyReader(
-      framing,
-      chunked ? (b, s, e) => this.resParts.push(b.subarray(s, e)) : undefined,
-      502,
-      this.conn.server.limits,
-    );
-    if (framing.kind === "close" || !client11) this.closeAfter = true;
-    let extra = "";
-    if (framing.kind === "length") extra = `content-length: ${framing.length}\r\n`;
-    else if (metaLength !== null) extra = `content-length: ${metaLength}\r\n`;
-    else if (this.rechunk) extra = "transfer-encoding: chunked\r\n";
-    if (this.closeAfter) extra += CONNECTION_CLOSE;
-    const hsts = this.a.info.secure && this.a.route.tls !== "off";
-    return Buffer.from(
-      serializeHead(statusLine(head.status, head.reason), responseHeaderPairs(head.headers, hsts), extra),
-      "latin1",
-    );
-  }
-
-  /** The final head is on its way to the client: count the response. */
-  private sentHead(): void {
-    this.headSent = true;
-    this.wrote = true;
-    const f = this.resBody!.framing;
-    this.core.record(this.a, this.res!.status, f.kind === "length" ? f.length : undefined);
-  }
-
-  /**
-   * Pass response body bytes on, after the client's head when this chunk completed it (one write for both).
-   * Content-Length and close-delimited bodies pass as they are; chunked ones are decoded and, for an HTTP/1.1
-   * client, re-encoded.
-   */
-  private readBody(buf: Buffer, head: Buffer | null): void {
-    const body = this.resBody!;
-    let n = 0;
-    if (buf.length > 0 && !body.done) n = body.feed(buf);
-    let out: Buffer | null = null;
-    if (body.passThrough) {
-      if (n > 0) out = n === buf.length ? buf : buf.subarray(0, n);
-    } else if (this.resParts.length > 0 || (body.done && this.rechunk)) {
-      const parts = this.resParts;
-      this.resParts = [];
-      out = this.rechunk ? encodeChunks(parts, body.done) : parts.length === 1 ? parts[0] : Buffer.concat(parts);
-    }
-    if (head !== null) {
-      this.sentHead();
-      // one write for a small response (one TCP segment); a large first part is not worth copying to join the head
-      if (out !== null && out.length > JOIN_MAX) this.toClient(head);
-      else out = out === null ? head : Buffer.concat([head, out]);
-    }
-    if (out !== null) this.toClient(out);
-    // bytes after the end of the response: the upstream connection is out of step
-    if (n < buf.length) this.stray = true;
-    if (body.done) this.complete();
   }
 
   /** A bug on the upstream side: it costs this exchange and both its connections, never the process. */
   onUpstreamError(e: unknown): void {
     this.core.log.error("proxy engine error, connection dropped", { error: (e as Error)?.stack ?? String(e) });
-    this.abandonBoth("engine error");
-  }
-
-  private startTunnel(head: ResponseHead, rest: Buffer): void {
-    this.tunnel = true;
-    // a tunnel has no timeout of its own (apps ping, or not); keep-alive probes find a peer that vanished
-    this.conn.link.keepAlive(TUNNEL_KEEPALIVE_MS);
-    this.up?.setKeepAlive(true, TUNNEL_KEEPALIVE_MS);
-    this.deadline = 0;
-    this.unwait();
-    this.core.record(this.a, 101);
-    this.wrote = true;
-    this.headSent = true;
-    this.toClient(
-      Buffer.from(
-        serializeHead(statusLine(101, head.reason || "Switching Protocols"), responseHeaderPairs(head.headers, false, true)),
-        "latin1",
-      ),
-    );
-    if (rest.length > 0) this.toClient(rest);
-    // frames the client sent after its handshake
-    const held = this.conn.buf;
-    this.conn.buf = null;
-    if (held !== null) this.toUpstream(held);
-    this.conn.resume();
+    abandonBoth(this, "engine error");
   }
 
   /** The response is complete (and, for reuse, the request too). */
-  private complete(): void {
+  complete(): void {
     if (this.finished) return;
     const up = this.up;
     const reqDone = this.reqBody.done;
@@ -461,7 +317,7 @@ export class Exchange implements UpstreamUser {
     this.conn.exchangeEnded(this.closeAfter);
   }
 
-  private finish(): void {
+  finish(): void {
     this.finished = true;
     this.deadline = 0;
     this.unwait();
@@ -491,7 +347,7 @@ export class Exchange implements UpstreamUser {
           return;
         }
       }
-      this.fail(502, "upstream closed the connection");
+      fail(this, 502, "upstream closed the connection");
       return;
     }
     if (this.resBody?.framing.kind === "close") {
@@ -505,57 +361,6 @@ export class Exchange implements UpstreamUser {
     this.conn.link.terminate();
   }
 
-  /** Answer the client with an error page (when no final head was written), or drop it. */
-  private fail(status: 502 | 504, error: string): void {
-    const { log } = this.core;
-    const fields = { app: this.a.route.app, upstream: this.a.upstream, error };
-    if (status === 504)
-      log.warn("upstream sent no response headers in time", {
-        ...fields,
-        ms: this.upgrade ? this.core.wsConnectMs : this.core.headersMs,
-      });
-    else log.warn("upstream request failed", fields);
-    if (this.up !== null) discard(this.up);
-    this.finish();
-    if (this.headSent || this.tunnel) {
-      this.conn.link.terminate();
-      return;
-    }
-    const message =
-      status === 504
-        ? "The app did not answer in time. Please try again."
-        : "The app could not be reached. Please try again in a moment.";
-    this.localAnswer(status, message, this.closeAfter || !this.reqBody.done);
-  }
-
-  /** One of Sundeck's own answers in place of the app's; the exchange is over. */
-  private localAnswer(status: number, message: string, close: boolean): void {
-    const hsts = this.a.info.secure && this.a.route.tls !== "off";
-    const a = errorAnswer(status, message, hsts ? { "strict-transport-security": HSTS_VALUE } : undefined);
-    this.core.record(this.a, status);
-    this.conn.ex = null;
-    this.conn.answer(a, this.head.method, close);
-    if (!close) this.conn.exchangeEnded(false);
-  }
-
-  /** The request body broke its framing: 400 while nothing was answered, else the connection drops. */
-  private requestBodyError(e: FramingError): void {
-    this.core.log.debug("malformed request body", { app: this.a.route.app, error: e.message });
-    if (this.up !== null) discard(this.up);
-    const answered = this.wrote;
-    this.finish();
-    if (answered) this.conn.link.terminate();
-    else this.localAnswer(e.status, "The request was malformed.", true);
-  }
-
-  /** Both sides are out of step (a malformed response body): close both. */
-  abandonBoth(why: string): void {
-    this.core.log.warn("proxied message malformed, connection closed", { app: this.a.route.app, error: why });
-    if (this.up !== null) discard(this.up);
-    this.finish();
-    this.conn.link.terminate();
-  }
-
   clientGone(): void {
     if (this.finished) return;
     const up = this.up;
@@ -563,33 +368,6 @@ export class Exchange implements UpstreamUser {
     if (up !== null) {
       if (this.tunnel) up.end();
       else discard(up);
-    }
-  }
-
-  /** The periodic check: response head deadline, request body and response body gaps. */
-  tick(now: number): void {
-    if (this.finished || this.tunnel) return;
-    const limits = this.conn.server.limits;
-    if (this.deadline > 0 && now > this.deadline && this.res === null) {
-      this.fail(504, "timeout");
-      return;
-    }
-    // a side paused by backpressure is not idle
-    if (this.conn.paused) this.lastBodyAt = now;
-    if (this.upPaused) this.lastUpAt = now;
-    if (!this.reqBody.done && now - this.lastBodyAt > limits.bodyTimeoutMs) {
-      this.core.log.debug("request body timed out", { app: this.a.route.app });
-      if (this.up !== null) discard(this.up);
-      const answered = this.wrote;
-      this.finish();
-      if (answered) this.conn.link.terminate();
-      else this.localAnswer(408, "The request body did not arrive in time.", true);
-      return;
-    }
-    if (this.res !== null && !this.resBody!.done && now - this.lastUpAt > limits.upstreamBodyTimeoutMs) {
-      this.core.log.warn("upstream response body timed out", { app: this.a.route.app, upstream: this.a.upstream });
-      if (!this.headSent) this.fail(502, "response body timed out");
-      else this.abandonBoth("response body timed out");
     }
   }
 }

@@ -1,15 +1,13 @@
 /**
  * The raw HTTP/1.1 engine of the proxy: client connections on Bun.listen (or node:tls sockets handed over by the TLS
  * front), upstream connections on Bun.connect, all on the event loop's thread, bytes passed through with backpressure
- * both ways. Why not Bun.serve + fetch: a response that a Bun.serve handler produces after an `await` leaves with one
- * send() per header fragment (about 18 per proxied response, a known Bun limitation), and fetch hands every response
- * across Bun's HTTP thread. Measured on the 2-vCPU bench machine (docs/benchmarks.md), this engine carries 2-2.5x the
- * 100 KiB responses per second and cuts the median added latency by more than half.
+ * both ways. Not Bun.serve + fetch: a handler's response leaves with one send() per header fragment, and fetch hands
+ * every response across Bun's HTTP thread (what that costs is in docs/proxy.md).
  *
- * The engine owns framing: it parses strictly (client.ts, framing.ts, body.ts) and writes its own Content-Length,
- * Transfer-Encoding and Connection both ways (exchange.ts). It caps client connections in total and per address, and
- * times out slow heads, slow bodies and idle connections (limits.ts). Routing, limits and stats are the shared
- * ProxyCore's (src/proxy/handler.ts).
+ * The engine owns framing: it parses strictly (client.ts, framing.ts, body.ts, request-target.ts) and writes its own
+ * Content-Length, Transfer-Encoding and Connection both ways (exchange.ts, response.ts). It caps client connections in
+ * total and per address, and times out slow heads, slow bodies and idle connections (limits.ts). Routing, limits and
+ * stats are the shared ProxyCore's (src/proxy/handler.ts).
  */
 
 import type { TLSSocket } from "node:tls";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { canonicalAuthority } from "../../../src/proxy/h1/authority";
+import { canonicalAuthority } from "../../../src/proxy/h1/request-target";
 import type { Listeners } from "../../../src/proxy/listeners";
 import { type CorpusCase, generateCorpus } from "../../helpers/h1-corpus";
 import { plainProxy } from "../../helpers/proxy";

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "bun:test";
-import { requestTarget, validAuthority } from "../../../src/proxy/h1/authority";
 import { BodyReader, encodeChunks } from "../../../src/proxy/h1/body";
 import {
   FramingError,
@@ -9,6 +8,7 @@ import {
   requestFraming,
   responseFraming,
 } from "../../../src/proxy/h1/framing";
+import { requestTarget, validAuthority } from "../../../src/proxy/h1/request-target";
 
 const req = (head: string) => parseRequestHead(head);
 
