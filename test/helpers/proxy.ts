@@ -1,10 +1,11 @@
 /**
  * A plain (tls off) proxy on the real listener for engine tests: apps by host name routed to fixed upstream addresses,
- * no rate limit, short timeouts unless given.
+ * no rate limit, short timeouts unless given; and the status a framing check refuses with, for parser tests.
  */
 import type { Endpoint } from "../../src/compose/model";
 import { LogSink } from "../../src/log/logger";
 import { RequestStats } from "../../src/modules/metrics/aggregator";
+import { FramingError } from "../../src/proxy/h1/framing";
 import type { EngineLimits } from "../../src/proxy/h1/limits";
 import { createProxyHandler, type ProxyTimeouts } from "../../src/proxy/handler";
 import { type Listeners, startListeners } from "../../src/proxy/listeners";
@@ -50,4 +51,15 @@ export function plainProxy(o: {
     log,
     limits: o.limits,
   });
+}
+
+/** The status of the FramingError `fn` throws, or null when it accepts; any other error is rethrown. */
+export function framingStatus(fn: () => unknown): number | null {
+  try {
+    fn();
+    return null;
+  } catch (e) {
+    if (e instanceof FramingError) return e.status;
+    throw e;
+  }
 }

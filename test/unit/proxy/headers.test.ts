@@ -1,3 +1,4 @@
+/** Headers toward the app drop hop-by-hop fields and set X-Forwarded-* from the connection; toward the client they drop hop-by-hop fields and add HSTS. */
 import { describe, expect, it } from "bun:test";
 import {
   forwardedFor,

@@ -1,3 +1,4 @@
+/** Rate limits key by address, path or header without mixing buckets, per app, and forget apps that left the table. */
 import { describe, expect, it } from "bun:test";
 import { AppLimiters, rateKey } from "../../../src/proxy/ratelimit";
 import type { RouteRateLimit } from "../../../src/proxy/route-table";

@@ -1,6 +1,6 @@
+/** The route table routes by host (exact, then wildcard) and longest path prefix, builds from labels, and looks up in constant work. */
 import { describe, expect, it } from "bun:test";
 import type { AppLabels, Endpoint } from "../../../src/compose/model";
-import { normalizeHost } from "../../../src/proxy/hosts";
 import { buildRouteTable, prefixMatches, type RouteTableInput } from "../../../src/proxy/route-table";
 
 const DEFAULTS = { ratelimit: { requests: 200, windowMs: 60_000, burst: 50, by: "ip" } };
@@ -179,24 +179,13 @@ describe("route table building", () => {
   });
 });
 
-describe("prefix and host helpers", () => {
+describe("prefixes and lookup cost", () => {
   it("matches prefixes on segment boundaries", () => {
     expect(prefixMatches("/", "/anything")).toBe(true);
     expect(prefixMatches("/api", "/api")).toBe(true);
     expect(prefixMatches("/api", "/api/x")).toBe(true);
     expect(prefixMatches("/api", "/apix")).toBe(false);
     expect(prefixMatches("/api", "/ap")).toBe(false);
-  });
-
-  it("normalises hosts", () => {
-    expect(normalizeHost("example.com")).toBe("example.com");
-    expect(normalizeHost("Example.COM:8080")).toBe("example.com");
-    expect(normalizeHost("example.com.")).toBe("example.com");
-    expect(normalizeHost("[::1]:443")).toBe("::1");
-    expect(normalizeHost("[::FFFF:10.0.0.1]")).toBe("10.0.0.1");
-    expect(normalizeHost("[2001:0DB8:0000:0000:0000:0000:0000:0001]")).toBe("2001:db8::1");
-    expect(normalizeHost("[2001:db8:0:1:0:0:0:1]")).toBe("2001:db8:0:1::1");
-    expect(normalizeHost("10.0.0.1:80")).toBe("10.0.0.1");
   });
 
   it("looks up in constant work per request", () => {

@@ -1,3 +1,4 @@
+/** The local CA creates its root once and issues 90-day leaves that openssl verifies, renewed with 30 days left. */
 import { describe, expect, it } from "bun:test";
 import { X509Certificate } from "node:crypto";
 import { writeFileSync } from "node:fs";

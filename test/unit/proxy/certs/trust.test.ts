@@ -1,3 +1,4 @@
+/** The /trust page names the local CA with its fingerprint, escapes what it prints, and the CA downloads as PEM. */
 import { describe, expect, it } from "bun:test";
 import { X509Certificate } from "node:crypto";
 import { openLocalCa } from "../../../../src/proxy/certs/local-ca";

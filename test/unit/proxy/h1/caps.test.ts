@@ -1,6 +1,7 @@
+/** Client connections are capped in total and per address (an IPv6 /64 counting as one), exempt peers only past the per-address cap. */
 import { describe, expect, it } from "bun:test";
-import { LogSink } from "../../../src/log/logger";
-import { ConnectionCaps } from "../../../src/proxy/h1/caps";
+import { LogSink } from "../../../../src/log/logger";
+import { ConnectionCaps } from "../../../../src/proxy/h1/caps";
 
 const log = new LogSink({ stdout: false }).logger("proxy");
 
