@@ -1,9 +1,10 @@
 /**
  * Writing to a Bun socket with backpressure. `Socket.write` takes what the kernel accepts and returns the count; the
  * rest is kept here by reference (no copy: Bun hands every socket read a buffer of its own, and the engine never
- * reuses one it wrote; test/unit/proxy/h1/runtime.test.ts holds Bun to that) and written on `drain`. While anything waits,
- * `blocked` is true and the caller pauses the side that feeds it; `onFlowing` says when to resume. `stalledSince` is
- * when the peer last took bytes while something waited (a send timeout drops a peer that stopped reading).
+ * reuses one it wrote; test/unit/proxy/h1/runtime.test.ts holds Bun to that) and written on `drain`. While anything
+ * waits, `blocked` is true and the caller pauses the side that feeds it; `onFlowing` says when to resume.
+ * `stalledSince` is when the peer last took bytes while something waited (a send timeout drops a peer that stopped
+ * reading).
  */
 import type { Socket } from "bun";
 

@@ -1,4 +1,4 @@
-/** Headers toward the app drop hop-by-hop fields and set X-Forwarded-* from the connection; toward the client they drop hop-by-hop fields and add HSTS. */
+/** Headers lose hop-by-hop fields both ways; the app gets X-Forwarded-* from the connection, the client HSTS. */
 import { describe, expect, it } from "bun:test";
 import {
   forwardedFor,

@@ -1,4 +1,4 @@
-/** Host names normalise to one form: lower case, no port, no trailing dot, IPv6 compressed and IPv4-mapped unwrapped. */
+/** Host names normalise to one form: lower case, no port or trailing dot, IPv6 compressed, IPv4-mapped unwrapped. */
 import { describe, expect, it } from "bun:test";
 import { normalizeHost } from "../../../src/proxy/hosts";
 

@@ -1,4 +1,4 @@
-/** Sundeck's own error pages carry the status in the title, escape the message, load nothing external and are not cached. */
+/** Sundeck's error pages carry the status in the title, escape the message, load nothing external, are not cached. */
 import { describe, expect, it } from "bun:test";
 import { errorAnswer, errorHtml } from "../../../src/proxy/pages";
 

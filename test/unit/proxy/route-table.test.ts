@@ -1,4 +1,4 @@
-/** The route table routes by host (exact, then wildcard) and longest path prefix, builds from labels, and looks up in constant work. */
+/** The route table routes by host (exact, then wildcard) and path prefix, builds from labels, looks up in O(1). */
 import { describe, expect, it } from "bun:test";
 import type { AppLabels, Endpoint } from "../../../src/compose/model";
 import { buildRouteTable, prefixMatches, type RouteTableInput } from "../../../src/proxy/route-table";

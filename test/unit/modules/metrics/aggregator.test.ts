@@ -1,4 +1,4 @@
-/** The in-memory request stats aggregator counts per app and 10 s bucket within its caps, and merges and summarises batches. */
+/** The request stats aggregator counts per app and 10 s bucket within its caps; batches merge and summarise. */
 import { describe, expect, it } from "bun:test";
 import { mergeBatches, RequestStats, summarize } from "../../../../src/modules/metrics/aggregator";
 import { denseHist, percentiles } from "../../../../src/modules/metrics/histogram";

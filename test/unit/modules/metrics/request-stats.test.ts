@@ -1,4 +1,4 @@
-/** The request stats store merges batches into every metrics tier, answers a range from the right tier, and prunes by retention. */
+/** The stats store merges batches into every metrics tier, answers a range from the right tier, prunes by retention. */
 import { describe, expect, it } from "bun:test";
 import { join } from "node:path";
 import { defaults } from "../../../../src/config/schema";

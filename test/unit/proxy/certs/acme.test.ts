@@ -1,4 +1,4 @@
-/** ACME renewals come 30 days before expiry or at 2/3 of a certificate's life, whichever is first; failed orders back off from 1 min to 6 h. */
+/** ACME renews 30 days before expiry or at 2/3 of the life, whichever is first; failures back off 1 min to 6 h. */
 import { describe, expect, it } from "bun:test";
 import { backoffDelay, renewAt } from "../../../../src/proxy/certs/acme";
 

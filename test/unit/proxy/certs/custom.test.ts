@@ -1,4 +1,4 @@
-/** An uploaded certificate is accepted only with a matching key, a chain that issued it, a name covering the domain and a future expiry. */
+/** An uploaded certificate needs a matching key, an issuing chain, a name covering the domain and a future expiry. */
 import { describe, expect, it } from "bun:test";
 import { execFileSync } from "node:child_process";
 import type { HttpError } from "../../../../src/lib/errors";

@@ -1,4 +1,4 @@
-/** Certificate management serves a fallback while orders fail and back off, keeps uploads to their app, and follows the route table's hosts. */
+/** Cert management serves a fallback while orders back off, keeps uploads to their app, follows the table's hosts. */
 import { afterAll, describe, expect, it } from "bun:test";
 import { X509Certificate } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";

@@ -1,4 +1,4 @@
-/** The certificate store writes private files under certs/, reads them back, and refuses host names that would escape its layout. */
+/** The cert store writes private files under certs/, reads them back, and refuses names that escape its layout. */
 import { describe, expect, it } from "bun:test";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-/** Client connections are capped in total and per address (an IPv6 /64 counting as one), exempt peers only past the per-address cap. */
+/** Client connections are capped in total and per address (an IPv6 /64 is one); exempt peers skip only the latter. */
 import { describe, expect, it } from "bun:test";
 import { LogSink } from "../../../../src/log/logger";
 import { ConnectionCaps } from "../../../../src/proxy/h1/caps";

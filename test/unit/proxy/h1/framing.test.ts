@@ -1,4 +1,4 @@
-/** Request and response heads are parsed as strictly as llhttp, and framing refuses every ambiguous length with the right status. */
+/** Heads parse as strictly as llhttp, and framing refuses every ambiguous message length with the right status. */
 import { describe, expect, it } from "bun:test";
 import { headEnd, parseRequestHead, parseResponseHead, requestFraming, responseFraming } from "../../../../src/proxy/h1/framing";
 import { framingStatus as status } from "../../../helpers/proxy";
