@@ -21,6 +21,8 @@ import { appStreamRoutes } from "./modules/apps/streams";
 import { authPlugin } from "./modules/auth/macro";
 import { authRoutes } from "./modules/auth/routes";
 import { certRoutes } from "./modules/certs/routes";
+import { deployRoutes } from "./modules/deploys/routes";
+import { deployStreamRoutes } from "./modules/deploys/streams";
 import { gitSyncRoutes } from "./modules/gitsync/routes";
 import { metricsRoutes } from "./modules/metrics/routes";
 import { registryRoutes } from "./modules/registries/routes";
@@ -66,6 +68,8 @@ export function createApp(ctx: Ctx) {
     .use(activityRoutes(ctx))
     .use(appRoutes(ctx))
     .use(appStreamRoutes(ctx))
+    .use(deployRoutes(ctx))
+    .use(deployStreamRoutes(ctx))
     .use(registryRoutes(ctx))
     .use(certRoutes(ctx))
     .use(metricsRoutes(ctx))

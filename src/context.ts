@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import type { Config } from "./config/schema";
 import { type Db, openDb } from "./db";
-import type { DockerHandle } from "./docker/types";
+import { createDockerLayer, type DockerLayer } from "./docker";
 import { createEdge, type Edge } from "./edge";
 import { WS_TIMINGS, WsHub, type WsTimings } from "./http/ws";
 import { createSecrets, deriveKeys, type Keys, randomHex, type Secrets } from "./lib/crypto";
@@ -22,6 +22,7 @@ import { createLoginGuard, type LoginGuard } from "./modules/auth/lockout";
 import { type Auth, createAuth } from "./modules/auth/service";
 import { createSessions } from "./modules/auth/sessions";
 import { DeployOutput } from "./modules/deploys/output";
+import { createDeployRepo, type DeployRepo } from "./modules/deploys/repo";
 import { createDeployer, type Deployer } from "./modules/deploys/service";
 import { RequestStats } from "./modules/metrics/aggregator";
 import { createRequestStatsStore, parseTiers, type RequestStatsStore } from "./modules/metrics/request-stats";
@@ -55,9 +56,10 @@ export interface Ctx {
   auth: Auth;
   ws: WsHub;
   registries: Registries;
-  /** Filled at server start by initDocker; empty for CLI commands. */
-  docker: DockerHandle;
+  /** The engine and compose, detected at server start (`detect`); never detected for CLI commands. */
+  docker: DockerLayer;
   appRepo: AppRepo;
+  deployRepo: DeployRepo;
   appFiles: AppFilesStore;
   appViews: AppViews;
   deployOutput: DeployOutput;
@@ -118,8 +120,9 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
   const ws = new WsHub({ clock, log: logs.logger("ws"), recheck: (p) => auth.recheck(p) }, opts.wsTimings ?? WS_TIMINGS);
   const secrets = createSecrets(keys.encryption);
   const registries = createRegistries({ db, clock, secrets, activity });
-  const docker: DockerHandle = { engine: null, compose: null, problem: "docker not detected yet" };
+  const docker = createDockerLayer(logs.logger("docker"));
   const appRepo = createAppRepo(db);
+  const deployRepo = createDeployRepo(db);
   const appFiles = createAppFiles(config.apps_dir, config.data_dir);
   const deployOutput = new DeployOutput(() => clock.now());
   const t = opts.timings ?? {};
@@ -128,7 +131,8 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     clock,
     log: logs.logger("deploy"),
     activity,
-    repo: appRepo,
+    apps: appRepo,
+    repo: deployRepo,
     files: appFiles,
     docker,
     registries,
@@ -144,6 +148,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
   const status = new StatusBoard(() => docker.engine, logs.logger("status"), { everyMs: t.statusEveryMs });
   const appViews = createAppViews({
     repo: appRepo,
+    journal: deployRepo,
     files: appFiles,
     status,
     secrets,
@@ -153,6 +158,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
   const reconciler = createReconciler({
     files: appFiles,
     repo: appRepo,
+    journal: deployRepo,
     deployer,
     status,
     log: logs.logger("reconcile"),
@@ -196,6 +202,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     registries,
     docker,
     appRepo,
+    deployRepo,
     appFiles,
     appViews,
     deployOutput,

@@ -48,8 +48,13 @@ export interface EdgeDeps {
 
 /** The proxy's parts, built complete; `start` makes them listen. */
 export interface Edge {
-  /** Build the route table, start certificate management and listen; `managementPort` serves the domain's API. */
-  start(o: { managementPort: number }): Promise<void>;
+  /**
+   * Build the route table, start certificate management and listen. `managementPort` is read at each rebuild: the
+   * server starts the proxy before its API listens (a port 0 is only known after), then calls `refresh`.
+   */
+  start(o: { managementPort: () => number }): Promise<void>;
+  /** Rebuild the route table soon (nothing happens before `start`). */
+  refresh(): void;
   /** Stop listening (in-flight requests get `graceMs` to finish) and store the last request stats. */
   stop(graceMs: number): Promise<void>;
   /** Store the finished stats buckets now (and the current ones with `all`). */
@@ -117,7 +122,9 @@ export function createEdge(d: EdgeDeps): Edge {
     }
   };
 
-  async function start(o: { managementPort: number }): Promise<void> {
+  let refresh = () => {};
+
+  async function start(o: { managementPort: () => number }): Promise<void> {
     const cm = await createCertManager({
       store: createCertStore(c.data_dir),
       log: d.logs.logger("certs"),
@@ -155,7 +162,7 @@ export function createEdge(d: EdgeDeps): Edge {
       const next = buildRouteTable({
         apps,
         upstreams,
-        management: c.domain ? { hosts: [c.domain], upstream: `127.0.0.1:${o.managementPort}` } : undefined,
+        management: c.domain ? { hosts: [c.domain], upstream: `127.0.0.1:${o.managementPort()}` } : undefined,
         defaults,
       });
       table = next;
@@ -188,6 +195,7 @@ export function createEdge(d: EdgeDeps): Edge {
     };
     rebuild();
     const unsubscribe = d.status.onChange(schedule);
+    refresh = schedule;
 
     try {
       listeners = await startListeners({
@@ -231,5 +239,13 @@ export function createEdge(d: EdgeDeps): Edge {
     flush(true);
   }
 
-  return { start, stop, flush, certs: () => certs, listeners: () => listeners, table: () => table };
+  return {
+    start,
+    stop,
+    flush,
+    refresh: () => refresh(),
+    certs: () => certs,
+    listeners: () => listeners,
+    table: () => table,
+  };
 }

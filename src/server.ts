@@ -1,10 +1,10 @@
 /**
- * Starting and stopping the management server: listen on management_addr:management_port with the spec's limits,
- * start background jobs, and stop gracefully (sockets get 1001, in-flight requests finish, the database closes).
+ * Starting and stopping the server. Start order makes the API's first answer mean ready: Docker detected, container
+ * state read, the proxy listening, and only then the management API on management_addr:management_port, then
+ * background jobs. Stop is graceful (sockets get 1001, in-flight requests finish, the database closes).
  */
 import { createApp } from "./app";
 import type { Ctx } from "./context";
-import { initDocker } from "./docker";
 import { MAX_BODY, MIB } from "./http/body";
 import { ensurePrivateDir } from "./lib/fs";
 import { stopWithin } from "./lib/time";
@@ -31,33 +31,45 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
   const log = ctx.logs.logger("server");
   const c = ctx.config;
   ensurePrivateDir(c.data_dir);
-  const hostname = !c.management_addr || c.management_addr === "0.0.0.0" ? "0.0.0.0" : c.management_addr;
-  const app = createApp(ctx);
-  app.listen({
-    hostname,
-    port: c.management_port,
-    reusePort: false,
-    idleTimeout: IDLE_TIMEOUT_S,
-    // our own per-route limits answer 413 in text; this only stops the absurd
-    maxRequestBodySize: MAX_BODY + MIB,
-    development: false,
-  });
-  const server = app.server!;
-  const shownHost = hostname === "0.0.0.0" ? "127.0.0.1" : hostname.includes(":") ? `[${hostname}]` : hostname;
-  const url = `http://${shownHost}:${server.port}`;
-  const stopNightly = startNightly(ctx);
-  await initDocker(ctx.docker, ctx.logs.logger("docker"));
+  // ready before the API answers: a deploy right after the first 200 from /api/health must find Docker
+  await ctx.docker.detect();
   await ctx.status.start();
+  const hostname = !c.management_addr || c.management_addr === "0.0.0.0" ? "0.0.0.0" : c.management_addr;
+  // the proxy listens before the API: the API's first answer (and /api/health's first 200) means ready
+  let apiPort = c.management_port;
   try {
-    await ctx.edge.start({ managementPort: server.port! });
+    await ctx.edge.start({ managementPort: () => apiPort });
   } catch (e) {
     // the proxy cannot listen: stop cleanly so the process can report it and exit
     ctx.status.stop();
-    stopNightly();
-    await app.stop(true);
     ctx.db.close();
     throw e;
   }
+  const app = createApp(ctx);
+  try {
+    app.listen({
+      hostname,
+      port: c.management_port,
+      reusePort: false,
+      idleTimeout: IDLE_TIMEOUT_S,
+      // our own per-route limits answer 413 in text; this only stops the absurd
+      maxRequestBodySize: MAX_BODY + MIB,
+      development: false,
+    });
+  } catch (e) {
+    await ctx.edge.stop(0);
+    ctx.status.stop();
+    ctx.db.close();
+    throw e;
+  }
+  const server = app.server!;
+  if (server.port !== apiPort) {
+    apiPort = server.port!;
+    ctx.edge.refresh();
+  }
+  const shownHost = hostname === "0.0.0.0" ? "127.0.0.1" : hostname.includes(":") ? `[${hostname}]` : hostname;
+  const url = `http://${shownHost}:${server.port}`;
+  const stopNightly = startNightly(ctx);
   // the first pass may start deploys; it runs in the background so the API is up at once
   void ctx.reconciler.start().catch((e) => log.error("reconciler failed to start", { error: (e as Error).message }));
   log.info(`sundeck ${VERSION} (${COMMIT}) management api and dashboard on ${url}`, {

@@ -1,0 +1,108 @@
+/**
+ * "Healthy" means ready: a script that polls /api/health and deploys at its first 200 finds Docker detected and the
+ * proxy listening, and a fresh start of the compiled binary prints no warnings.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { connect } from "node:net";
+import { join } from "node:path";
+import { freePort } from "../helpers/apps";
+import { binary, runCli } from "../helpers/binary";
+import { ensureTestImages, removeProject, requireDocker } from "../helpers/docker";
+import { tempDir } from "../helpers/tmp";
+
+const SLUG = "e2e-ready";
+const dir = tempDir();
+const config = join(dir, "config.yaml");
+let proxyPort: number;
+let apiPort: number;
+let key: string;
+
+beforeAll(async () => {
+  await requireDocker();
+  await ensureTestImages();
+  await removeProject(`sundeck-${SLUG}`);
+  proxyPort = await freePort();
+  apiPort = await freePort();
+  const init = await runCli(["init", "--config", config, "--data-dir", join(dir, "data"), "--apps-dir", join(dir, "apps")]);
+  expect(init.code).toBe(0);
+  const text = await Bun.file(config).text();
+  await Bun.write(
+    config,
+    `${text
+      .replace(/^listen_addr:.*$/m, "")
+      .replace(/^management_port:.*$/m, "")
+      .replace(/^ {2}mode:.*$/m, "  mode: off")}\nlisten_addr: 127.0.0.1:${proxyPort}\nmanagement_port: ${apiPort}\n`,
+  );
+  const user = await runCli([
+    "users",
+    "create",
+    "--username",
+    "ops",
+    "--role",
+    "admin",
+    "--password",
+    "correct-horse",
+    "--config",
+    config,
+  ]);
+  expect(user.code).toBe(0);
+  const k = await runCli(["apikey", "create", "--username", "ops", "--name", "script", "--config", config]);
+  expect(k.code).toBe(0);
+  key = /sd_[0-9a-f]{64}/.exec(k.stdout)![0];
+});
+afterAll(async () => {
+  await removeProject(`sundeck-${SLUG}`);
+});
+
+/** Whether a TCP connection to the port is accepted. */
+const accepts = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = connect(port, "127.0.0.1");
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once("error", () => resolve(false));
+  });
+
+describe("a fresh start", () => {
+  it("is ready at the first 200 from /api/health: Docker detected, the proxy listening, no warnings printed", async () => {
+    const proc = Bun.spawn([binary(), "serve", "--config", config], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const out = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+    try {
+      const base = `http://127.0.0.1:${apiPort}`;
+      const deadline = Date.now() + 15_000;
+      // what a deploy script does: poll health as fast as it can, act on the first 200
+      for (;;) {
+        const r = await fetch(`${base}/api/health`).catch(() => null);
+        if (r?.status === 200) break;
+        if (Date.now() > deadline) throw new Error("health never answered 200");
+        await Bun.sleep(2);
+      }
+      const [proxyUp, deploy] = await Promise.all([
+        accepts(proxyPort),
+        fetch(`${base}/api/apps/deploy`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            slug: SLUG,
+            compose: 'services:\n  job:\n    image: sundeck-test/busybox:latest\n    command: ["sh", "-c", "exit 0"]\n',
+          }),
+        }),
+      ]);
+      expect(proxyUp).toBe(true);
+      expect(`${deploy.status} ${await deploy.text()}`).toStartWith("202 ");
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    }
+    const [stdout, stderr] = await out;
+    const warnings = `${stdout}\n${stderr}`.split("\n").filter((l) => /warn/i.test(l));
+    expect(warnings).toEqual([]);
+  });
+});
