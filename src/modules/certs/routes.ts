@@ -8,6 +8,7 @@ import { noContent } from "../../http/respond";
 import { HttpError, notFound } from "../../lib/errors";
 import type { CertManager } from "../../proxy/certs/manager";
 import { caDownload, trustResponse } from "../../proxy/certs/trust";
+import { requireApp } from "../apps/lookup";
 import { authPlugin } from "../auth/macro";
 
 const HOST = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -19,11 +20,7 @@ export function certRoutes(ctx: Ctx) {
     if (!c) throw new HttpError(503, "the proxy is not running");
     return c;
   };
-  const app = (slug: string) => {
-    const row = ctx.appRepo.bySlug(slug);
-    if (!row || row.removedAt) throw notFound();
-    return row;
-  };
+  const app = (slug: string) => requireApp(ctx.appRepo, slug);
   const domainOf = (text: string) => {
     const d = decodeURIComponent(text).toLowerCase();
     if (d.length > 253 || !HOST.test(d)) throw new HttpError(400, "domain must be a host name");

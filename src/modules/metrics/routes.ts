@@ -2,7 +2,8 @@
 import { Elysia, t } from "elysia";
 import type { Ctx } from "../../context";
 import { parseDuration } from "../../lib/duration";
-import { badRequest, notFound } from "../../lib/errors";
+import { badRequest } from "../../lib/errors";
+import { requireApp } from "../apps/lookup";
 import { authPlugin } from "../auth/macro";
 
 const MAX_RANGE_MS = 400 * 86_400_000;
@@ -12,8 +13,8 @@ export function metricsRoutes(ctx: Ctx) {
   return new Elysia({ name: "metrics-routes", prefix: "/api/apps" }).use(authPlugin(ctx)).get(
     "/:slug/request-stats",
     ({ params, query }) => {
-      const a = ctx.appRepo.bySlug(params.slug);
-      if (!a) throw notFound();
+      // a removed app has no stats to show, like a missing one
+      const a = requireApp(ctx.appRepo, params.slug);
       const text = query.range || "1h";
       const ms = parseDuration(text);
       if (!ms || ms <= 0 || ms > MAX_RANGE_MS) throw badRequest("range must be a duration such as 1h, 24h or 7d (at most 400d)");
