@@ -1,3 +1,4 @@
+/** The compose diff between versions: services, images, env keys (never values), ports, replicas, labels, health. */
 import { describe, expect, it } from "bun:test";
 import { diffCompose } from "../../../src/compose/diff";
 import { parseCompose } from "../../../src/compose/parse";

@@ -1,3 +1,4 @@
+/** What Sundeck checked is what PyYAML and docker compose read in the file it renders, fixtures and fuzz alike. */
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: compose interpolation syntax is part of the fuzz alphabet
 /**
  * Differential tests: what Sundeck checked against what the real readers make of the file it renders.

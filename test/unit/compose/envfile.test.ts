@@ -1,3 +1,4 @@
+/** The .env reader: quoting, escapes, comments and export lines as compose reads them; the writer round-trips. */
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: compose interpolation syntax is the subject under test
 import { describe, expect, it } from "bun:test";
 import { formatEnvFile, parseEnvFile } from "../../../src/compose/envfile";

@@ -1,3 +1,4 @@
+/** Interpolation gives compose-go's output or error on every case of its ported template and interpolation tables. */
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: compose interpolation syntax is the subject under test
 /**
  * The test tables of compose-go (github.com/compose-spec/compose-go, v2) for variable interpolation, ported: for each

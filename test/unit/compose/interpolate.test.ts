@@ -1,3 +1,4 @@
+/** Compose variable interpolation: every operator, missing variables, no process env, every string of a document. */
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: compose interpolation syntax is the subject under test
 import { describe, expect, it } from "bun:test";
 import { interpolate, interpolateString } from "../../../src/compose/interpolate";

@@ -1,3 +1,4 @@
+/** Sundeck labels: endpoints with hosts, paths, ports and TLS, and app settings (rate limit, allowlist, registries). */
 import { describe, expect, it } from "bun:test";
 import { parseAppLabels } from "../../../src/compose/labels";
 import { ComposeError } from "../../../src/compose/model";

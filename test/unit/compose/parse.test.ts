@@ -1,3 +1,4 @@
+/** Parsing a compose file: document shape, YAML errors and limits, interpolation with casts, and per-service info. */
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: compose interpolation syntax is the subject under test
 import { describe, expect, it } from "bun:test";
 import { ComposeError } from "../../../src/compose/model";

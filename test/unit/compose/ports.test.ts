@@ -1,3 +1,4 @@
+/** Port mappings parse as compose reads them (addresses, ranges, protocols), refuse the malformed, and format back. */
 import { describe, expect, it } from "bun:test";
 import type { PortSpec } from "../../../src/compose/model";
 import { formatPort, parsePort } from "../../../src/compose/ports";

@@ -1,3 +1,4 @@
+/** The rendered compose file: ports, the public network for routed services, no re-interpolation, YAML 1.1 safety. */
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: compose interpolation syntax is the subject under test
 import { describe, expect, it } from "bun:test";
 import { parse } from "yaml";

@@ -1,3 +1,4 @@
+/** Which services may scale: ports, volumes, container names and stateful images refuse, sundeck.scalable overrides. */
 import { describe, expect, it } from "bun:test";
 import { parseCompose } from "../../../src/compose/parse";
 import { imageBasename, scalability, statefulImage } from "../../../src/compose/scaling";

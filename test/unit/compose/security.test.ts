@@ -1,3 +1,4 @@
+/** The safety checks: host paths and symlinks, security options, capabilities, extends/include, other apps' volumes. */
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: compose interpolation syntax is the subject under test
 import { describe, expect, it } from "bun:test";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";

@@ -1,3 +1,4 @@
+/** Short volume syntax and host paths parse as compose-go does, Windows cases included; composeHostPath refuses. */
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: compose interpolation syntax appears in volume specs
 /**
  * compose-go's test tables for the short volume syntax and host paths, ported (github.com/compose-spec/compose-go,

@@ -1,3 +1,4 @@
+/** The database opens private, in WAL with foreign keys; tx commits whole; each migration applies atomically, once. */
 import { Database } from "bun:sqlite";
 import { describe, expect, it } from "bun:test";
 import { chmodSync, existsSync, statSync } from "node:fs";

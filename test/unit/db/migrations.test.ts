@@ -1,3 +1,4 @@
+/** The embedded migrations are exactly the drizzle journal's, in order, with each SQL file unchanged. */
 import { describe, expect, it } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+/** Key derivation, sealed values that refuse any tampering or wrong key, HMAC, constant-time equality, random hex. */
 import { describe, expect, it } from "bun:test";
 import { createSecrets, decrypt, deriveKeys, encrypt, hmacHex, randomHex, safeEqual } from "../../../src/lib/crypto";
 

@@ -1,3 +1,4 @@
+/** Durations parse in Go and day formats, refuse malformed text, and format back to text of the same length. */
 import { describe, expect, it } from "bun:test";
 import { formatDuration, parseDuration } from "../../../src/lib/duration";
 

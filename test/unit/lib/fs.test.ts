@@ -1,3 +1,4 @@
+/** Atomic file writes are complete, private by default and leave no temporary file; private directories are 0700. */
 import { describe, expect, it } from "bun:test";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

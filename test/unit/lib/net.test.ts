@@ -1,3 +1,4 @@
+/** IP addresses and CIDRs parse and match across forms (IPv4-mapped folded); client IP trusts only proxy peers. */
 import { describe, expect, it } from "bun:test";
 import { CidrSet, cidrContains, clientIp, ipBytes, normalizeIp, parseCidr } from "../../../src/lib/net";
 

@@ -1,3 +1,4 @@
+/** The token-bucket rate limiter: burst, refill, retry-after, independent keys, and a bounded key count. */
 import { describe, expect, it } from "bun:test";
 import { RateLimiter, type RateLimitOptions } from "../../../src/lib/ratelimit";
 import { FakeClock } from "../../helpers/clock";

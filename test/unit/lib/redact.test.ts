@@ -1,3 +1,4 @@
+/** Redaction hides secrets at any depth and leaves its input alone; registry snapshots keep only name and host. */
 import { describe, expect, it } from "bun:test";
 import { REDACTED, redact, registrySnapshot } from "../../../src/lib/redact";
 

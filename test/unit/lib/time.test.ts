@@ -1,3 +1,4 @@
+/** stopWithin lets in-flight requests finish in time and closes what is still open once the grace period is over. */
 import { describe, expect, it } from "bun:test";
 import { stopWithin } from "../../../src/lib/time";
 

@@ -1,3 +1,4 @@
+/** The log sink: line format, levels, sanitising, ring buffer, subscribers, child components and stdout. */
 import { afterEach, describe, expect, it, spyOn } from "bun:test";
 import { LogSink } from "../../../src/log/logger";
 

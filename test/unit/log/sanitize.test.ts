@@ -1,3 +1,4 @@
+/** Log lines lose escape sequences and control characters and are cut to 8 KiB of UTF-8 on a character boundary. */
 import { describe, expect, it } from "bun:test";
 import { MAX_LINE_BYTES, sanitizeLine, truncateUtf8 } from "../../../src/log/sanitize";
 

@@ -1,3 +1,4 @@
+/** App files: slug directories with a compose file, private compose and .env writes, recovery from the journal. */
 import { describe, expect, it } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+/** App status from containers, stop flag, last deploy and engine; logs `since` as a duration or an RFC 3339 time. */
 import { describe, expect, it } from "bun:test";
 import type { ContainerSummary } from "../../../../src/docker/types";
 import type { AppRow } from "../../../../src/modules/apps/repo";

@@ -1,3 +1,4 @@
+/** Endpoint changes between deploys: null when routing holds, else added, removed, TLS, target, allow, rate limit. */
 import { describe, expect, it } from "bun:test";
 import type { AppLabels } from "../../../../src/compose/model";
 import { diffEndpoints } from "../../../../src/modules/deploys/endpoint-diff";

@@ -1,3 +1,4 @@
+/** Deploy output replays then follows lines to one done frame, waits for a deploy; app locks hand over in order. */
 import { describe, expect, it } from "bun:test";
 import { AppLocks } from "../../../../src/modules/deploys/locks";
 import { type DeployFrame, DeployOutput } from "../../../../src/modules/deploys/output";
