@@ -1,11 +1,6 @@
-/**
- * The dashboard's browser-independent parts, without a browser: the stream's reconnect rule (1 s doubling to 30 s,
- * no retry after a clean close), the process-log de-duplication on reconnect, and the snapshot diff.
- */
+/** The dashboard's stream (dashboard/ws.ts): reconnect 1 s doubling to 30 s, no retry after a clean close, keep-alive. */
 import { describe, expect, it } from "bun:test";
-import { diffFields, diffLines } from "../../src/dashboard/diff";
-import { LogBuffer, levelOf, timestampOf } from "../../src/dashboard/pages/logs/buffer";
-import { backoffDelay, openStream, type SocketLike, type StreamStatus } from "../../src/dashboard/ws";
+import { backoffDelay, openStream, type SocketLike, type StreamStatus } from "../../../src/dashboard/ws";
 
 class FakeSocket implements SocketLike {
   onopen: ((ev: unknown) => void) | null = null;
@@ -124,68 +119,5 @@ describe("dashboard stream reconnect", () => {
     expect(h.last().sent).toEqual(["ping"]);
     h.stream.close();
     expect(h.last().closedWith).toBe(1000);
-  });
-});
-
-describe("process log buffer", () => {
-  const line = (ts: string, msg: string) => `2026-01-01T00:00:${ts}Z INFO  [auth] ${msg}`;
-
-  it("parses the timestamp and level of a line", () => {
-    expect(timestampOf(line("01.000", "x"))).toBe("2026-01-01T00:00:01.000Z");
-    expect(levelOf("2026-01-01T00:00:01.000Z WARN  [auth] login failed")).toBe("warn");
-    expect(timestampOf("no timestamp")).toBeNull();
-  });
-
-  it("skips the replayed lines after a reconnect and keeps the new ones", () => {
-    const b = new LogBuffer();
-    for (const l of [line("01.000", "a"), line("02.000", "b"), line("02.000", "c")]) b.push(l);
-    b.resync();
-    const replay = [line("01.000", "a"), line("02.000", "b"), line("02.000", "c"), line("02.000", "d"), line("03.000", "e")];
-    for (const l of replay) b.push(l);
-    expect(b.lines.map((l) => l.text.slice(-1))).toEqual(["a", "b", "c", "d", "e"]);
-  });
-
-  it("keeps at most `max` lines", () => {
-    const b = new LogBuffer(3);
-    for (let i = 0; i < 5; i++) b.push(`line ${i}`);
-    expect(b.lines.map((l) => l.text)).toEqual(["line 2", "line 3", "line 4"]);
-  });
-});
-
-describe("snapshot diff", () => {
-  it("reports added, removed, changed and unchanged fields by dotted path", () => {
-    const d = diffFields(
-      { name: "web", image: "nginx:1", env: { A: "1", B: "2" }, ports: [80] },
-      { name: "web", image: "nginx:2", env: { A: "1", C: "3" }, ports: [80, 443] },
-    );
-    expect(d).toEqual([
-      { path: "name", kind: "same", before: "web", after: "web" },
-      { path: "image", kind: "changed", before: "nginx:1", after: "nginx:2" },
-      { path: "env.A", kind: "same", before: "1", after: "1" },
-      { path: "env.B", kind: "removed", before: "2" },
-      { path: "ports", kind: "changed", before: [80], after: [80, 443] },
-      { path: "env.C", kind: "added", after: "3" },
-    ]);
-  });
-
-  it("treats a missing snapshot as all added or all removed", () => {
-    expect(diffFields(null, { a: 1 })).toEqual([{ path: "a", kind: "added", after: 1 }]);
-    expect(diffFields({ a: 1 }, null)).toEqual([{ path: "a", kind: "removed", before: 1 }]);
-    expect(diffFields(null, null)).toEqual([]);
-  });
-
-  it("diffs lines with the longest common subsequence", () => {
-    const ops = diffLines(
-      "services:\n  web:\n    image: a\n    ports: [80]",
-      "services:\n  web:\n    image: b\n    ports: [80]\n  db: {}",
-    );
-    expect(ops.map((o) => `${o.kind === "add" ? "+" : o.kind === "del" ? "-" : " "}${o.text.trim()}`)).toEqual([
-      " services:",
-      " web:",
-      "-image: a",
-      "+image: b",
-      " ports: [80]",
-      "+db: {}",
-    ]);
   });
 });
