@@ -3,7 +3,7 @@ import { defineCommand } from "citty";
 import type { Api } from "../client/api";
 import { type LocalApp, readAppDir, readComposeFile } from "../client/local";
 import type { Progress } from "../client/progress";
-import type { Accepted, DeployFrame } from "../client/stream";
+import type { Accepted, DeployFrame } from "../shared/deploys";
 import { UsageError } from "./exit";
 import { appPath, connect, contextArg, detachArg, slugArg, track } from "./remote";
 

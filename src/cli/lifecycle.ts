@@ -1,6 +1,6 @@
 /** `sundeck start|stop|restart|redeploy`: app lifecycle actions, followed to the end like a deploy. */
 import { defineCommand } from "citty";
-import type { Accepted } from "../client/stream";
+import type { Accepted } from "../shared/deploys";
 import { appArg, appPath, connect, contextArg, detachArg, slugArg, track } from "./remote";
 
 const verb = (name: string, route: string, description: string, label: string, done: string) =>

@@ -1,12 +1,13 @@
 /** `sundeck list`: the apps on the server with their status, version and services. */
 import { defineCommand } from "citty";
 import { ago, outputFormat, printJson, printTable } from "../client/output";
+import type { AppView } from "../shared/apps";
 import { connect, contextArg, outputArg } from "./remote";
 
 /** "web 1/1" per service: running containers over wanted replicas. */
-export function servicesCell(app: any): string {
-  return (app.services ?? [])
-    .map((s: any) => `${s.name} ${s.containers.filter((c: any) => c.state === "running").length}/${s.replicas}`)
+export function servicesCell(app: Pick<AppView, "services">): string {
+  return app.services
+    .map((s) => `${s.name} ${s.containers.filter((c) => c.state === "running").length}/${s.replicas}`)
     .join(", ");
 }
 
@@ -15,7 +16,7 @@ export default defineCommand({
   args: { ...outputArg, ...contextArg },
   async run({ args }) {
     const format = outputFormat(args.output);
-    const apps = await connect(args).get<any[]>("/apps");
+    const apps = await connect(args).get<AppView[]>("/apps");
     if (format === "json") return printJson(apps);
     printTable(
       ["name", "status", "version", "services", "updated"],

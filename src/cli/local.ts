@@ -32,7 +32,7 @@ export function cliActor(): Actor {
 }
 
 /** Print rows as JSON or as an aligned table. */
-export function printRows(rows: Record<string, unknown>[], output: string, columns: string[]): void {
+export function printRows<R extends object>(rows: R[], output: string, columns: Array<keyof R & string>): void {
   if (output === "json") {
     process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
     return;

@@ -7,7 +7,8 @@ import { Api } from "../client/api";
 import { loadClientConfig, resolveTarget } from "../client/config";
 import { isSlug } from "../client/local";
 import { Progress } from "../client/progress";
-import { Aborted, type Accepted, type DeployFrame, type DeployRecord, runAndFollow } from "../client/stream";
+import { Aborted, runAndFollow } from "../client/stream";
+import type { Accepted, DeployFrame, DeployRecord } from "../shared/deploys";
 import { CliError } from "./errors";
 import { Interrupted, UsageError } from "./exit";
 

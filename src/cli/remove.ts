@@ -1,6 +1,6 @@
 /** `sundeck remove`: take an app down and delete it on the server (volumes kept unless --volumes). */
 import { defineCommand } from "citty";
-import type { Accepted } from "../client/stream";
+import type { Accepted } from "../shared/deploys";
 import { CliError } from "./errors";
 import { appPath, confirm, connect, contextArg, detachArg, slugArg, track } from "./remote";
 

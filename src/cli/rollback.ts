@@ -1,10 +1,9 @@
 /** `sundeck rollback --app SLUG --version N`: deploy a kept version again (N as `sundeck versions` shows it). */
 import { defineCommand } from "citty";
-import type { Accepted } from "../client/stream";
+import type { Accepted, AppVersion } from "../shared/deploys";
 import { CliError } from "./errors";
 import { UsageError } from "./exit";
 import { appArg, appPath, connect, contextArg, detachArg, slugArg, track } from "./remote";
-import type { Version } from "./versions";
 
 export default defineCommand({
   meta: { name: "rollback", description: "Deploy a kept version of an app again" },
@@ -18,7 +17,7 @@ export default defineCommand({
     const slug = slugArg(args.app, "--app");
     if (!/^\d+$/.test(args.version)) throw new UsageError("--version must be a version number");
     const api = connect(args);
-    const list = await api.get<Version[]>(appPath(slug, "/versions"));
+    const list = await api.get<AppVersion[]>(appPath(slug, "/versions"));
     const v = list.find((x) => x.version === Number(args.version));
     if (!v) throw new CliError(`${slug} has no version ${args.version} (see sundeck versions --app ${slug})`);
     const d = await track(

@@ -1,6 +1,6 @@
 /** `sundeck scale --app SLUG web=3 worker=2`: set replicas (refused with the server's reason where a service cannot scale). */
 import { defineCommand } from "citty";
-import type { Accepted } from "../client/stream";
+import type { Accepted } from "../shared/deploys";
 import { UsageError } from "./exit";
 import { appArg, appPath, connect, contextArg, detachArg, slugArg, track } from "./remote";
 

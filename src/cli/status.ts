@@ -1,6 +1,7 @@
 /** `sundeck status`: one app in detail: status, services with their containers, endpoints, last deploy. */
 import { defineCommand } from "citty";
 import { ago, outputFormat, printJson, printTable } from "../client/output";
+import type { AppView } from "../shared/apps";
 import { appArg, appPath, connect, contextArg, outputArg, slugArg } from "./remote";
 
 export default defineCommand({
@@ -9,27 +10,26 @@ export default defineCommand({
   async run({ args }) {
     const format = outputFormat(args.output);
     const slug = slugArg(args.app, "--app");
-    const a = await connect(args).get<any>(appPath(slug));
+    const a = await connect(args).get<AppView>(appPath(slug));
     if (format === "json") return printJson(a);
     const w = (s: string) => process.stdout.write(`${s}\n`);
     w(`${a.slug}: ${a.status}${a.current_version ? `, version ${a.current_version.version}` : ""}, updated ${ago(a.updated_at)}`);
     const rows: Array<Array<string | number | null>> = [];
-    for (const s of a.services as any[]) {
-      const cs = (s.containers as any[]).length ? (s.containers as any[]) : [null];
+    for (const s of a.services) {
+      const cs = s.containers.length ? s.containers : [null];
       for (const c of cs) {
         rows.push([
           s.name,
           s.image,
           s.replicas,
-          (s.ports as string[]).join(",") || null,
+          s.ports.join(",") || null,
           c?.name ?? null,
           c ? `${c.state}${c.health ? ` (${c.health})` : ""}` : null,
         ]);
       }
     }
     if (rows.length) printTable(["service", "image", "replicas", "ports", "container", "state"], rows);
-    for (const e of a.endpoints as any[])
-      w(`endpoint: ${e.hosts.join(",")}${e.path ?? ""} -> ${e.service}:${e.port} (tls ${e.tls})`);
+    for (const e of a.endpoints) w(`endpoint: ${e.hosts.join(",")}${e.path ?? ""} -> ${e.service}:${e.port} (tls ${e.tls})`);
     const d = a.last_deploy;
     if (d) w(`last ${d.action}: ${d.status} ${ago(d.finished_at ?? d.started_at)}${d.error ? `: ${d.error}` : ""}`);
     else if (a.last_error) w(`last error: ${a.last_error}`);

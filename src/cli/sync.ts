@@ -6,7 +6,7 @@ import { defineCommand } from "citty";
 import type { Api } from "../client/api";
 import { planSync } from "../client/compare";
 import { listAppDirs } from "../client/local";
-import type { Accepted } from "../client/stream";
+import type { Accepted } from "../shared/deploys";
 import { deployLocal } from "./apply";
 import { CliError } from "./errors";
 import { appPath, connect, contextArg, track } from "./remote";

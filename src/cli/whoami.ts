@@ -1,6 +1,7 @@
 /** `sundeck whoami`: which server, context and user the remote commands act as. */
 import { defineCommand } from "citty";
 import { outputFormat, printJson } from "../client/output";
+import type { Me } from "../shared/auth";
 import { connect, contextArg, outputArg } from "./remote";
 
 export default defineCommand({
@@ -9,7 +10,7 @@ export default defineCommand({
   async run({ args }) {
     const format = outputFormat(args.output);
     const api = connect(args);
-    const me = await api.get<{ id: number; username: string; role: string; app_access: string[] }>("/me");
+    const me = await api.get<Me>("/me");
     if (format === "json") return printJson({ ...me, url: api.target.url, context: api.target.context });
     process.stdout.write(`${me.username} (${me.role}) on ${api.where}\n`);
   },

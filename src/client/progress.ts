@@ -2,7 +2,7 @@
  * Progress of long work: deploy output as plain `[action] line` lines on stdout, and on a terminal a spinner status
  * line on stderr (cleared before each output line and redrawn after it).
  */
-import type { DeployFrame } from "./stream";
+import type { DeployFrame } from "../shared/deploys";
 
 const SPIN = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 

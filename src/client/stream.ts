@@ -4,41 +4,9 @@
  * `logs` stream, reconnecting with backoff after an unexpected disconnect while following.
  */
 import { CliError } from "../cli/errors";
+import type { ContainerLogFrame } from "../shared/apps";
+import type { Accepted, DeployFrame, DeployRecord } from "../shared/deploys";
 import type { Api } from "./api";
-
-/** SPEC's deploy log frame. */
-export interface DeployFrame {
-  timestamp: string;
-  action: string;
-  output: string;
-  done: boolean;
-}
-
-/** A deploy or action as GET /apps/{slug}/deploys/{id} shows it. */
-export interface DeployRecord {
-  id: number;
-  action: string;
-  status: "running" | "succeeded" | "failed" | "cancelled" | "interrupted";
-  error: string | null;
-  version_id: number | null;
-  source: string;
-  started_at: string;
-  finished_at: string | null;
-}
-
-/** The 202 of app operations. */
-export interface Accepted {
-  slug: string;
-  deploy_id: number | null;
-}
-
-/** A container log frame. */
-export interface LogFrame {
-  ts?: string;
-  stream?: string;
-  line?: string;
-  error?: string;
-}
 
 /** Raised inside waits when the signal fires; callers turn it into their own message. */
 export class Aborted extends Error {}
@@ -188,7 +156,7 @@ export async function streamLogs(
   api: Api,
   slug: string,
   q: { service: string; tail: number; since?: string; follow: boolean },
-  onLine: (f: LogFrame) => void,
+  onLine: (f: ContainerLogFrame) => void,
   signal?: AbortSignal,
 ): Promise<void> {
   let lastTs = "";
@@ -203,9 +171,9 @@ export async function streamLogs(
       // the server reads times to the millisecond
       since: first ? q.since : lastTs.replace(/(\.\d{3})\d+/, "$1") || q.since,
     };
-    let ws: Frames<LogFrame>;
+    let ws: Frames<ContainerLogFrame>;
     try {
-      ws = await openFrames<LogFrame>(api, `/apps/${encodeURIComponent(slug)}/logs`, query);
+      ws = await openFrames<ContainerLogFrame>(api, `/apps/${encodeURIComponent(slug)}/logs`, query);
     } catch (e) {
       if (first) throw e;
       await sleep(delay, signal);

@@ -9,8 +9,7 @@ import { type Static, Type as T, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parseDuration } from "../lib/duration";
 import { parseCidr } from "../lib/net";
-
-export { ROLES, type Role } from "../modules/auth/roles";
+import { TLS_MODES } from "../shared/tls";
 
 const DURATION = "^(0|(\\d+(\\.\\d+)?(ns|us|µs|ms|s|m|h|d))+)$";
 const ADDR = "^(\\[[0-9a-fA-F:.]+\\]|[A-Za-z0-9.-]*|\\*):\\d{1,5}$";
@@ -26,8 +25,6 @@ const addr = (optional: boolean) =>
     T.String({ pattern: optional ? `^$|${ADDR}` : ADDR }),
     `must be an address such as :443 or 127.0.0.1:8080${optional ? ", or empty to disable" : ""}`,
   );
-
-export const TLS_MODES = ["auto", "custom", "off", "local"] as const;
 
 const Tier = T.Object(
   {
@@ -131,7 +128,6 @@ export const ConfigSchema = T.Object(
 );
 
 export type Config = Static<typeof ConfigSchema>;
-export type TlsMode = (typeof TLS_MODES)[number];
 
 /** SPEC.md defaults. `http_listen_addr: null` means "derive from tls.mode". `master_secret` has none. */
 export function defaults(): Config {

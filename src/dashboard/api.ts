@@ -12,12 +12,17 @@ import type {
   AppVersion,
   AppVersionDetail,
   AppView,
+  AuditConfig,
   CertInfo,
   CreatedApiKey,
   DeployRecord,
   Me,
+  NewUser,
+  PublicHost,
   RequestStats,
   Role,
+  SetupStatus,
+  SignedIn,
   SystemInfo,
   UploadedCert,
   User,
@@ -116,9 +121,9 @@ export const appStreams = {
 
 /** Every route the dashboard calls. */
 export const api = {
-  setupStatus: () => request<{ needs_setup: boolean }>("GET", "/api/setup/status"),
-  setup: (username: string, password: string) => request<Me>("POST", "/api/setup", { username, password }),
-  login: (username: string, password: string) => request<Me>("POST", "/api/auth/login", { username, password }),
+  setupStatus: () => request<SetupStatus>("GET", "/api/setup/status"),
+  setup: (username: string, password: string) => request<User>("POST", "/api/setup", { username, password }),
+  login: (username: string, password: string) => request<SignedIn>("POST", "/api/auth/login", { username, password }),
   logout: () => request<void>("POST", "/api/auth/logout"),
   me: () => request<Me>("GET", "/api/me"),
   changePassword: (current_password: string, new_password: string) =>
@@ -127,7 +132,8 @@ export const api = {
 
   users: {
     list: () => request<User[]>("GET", "/api/users"),
-    create: (username: string, password: string, role: Role) => request<User>("POST", "/api/users", { username, password, role }),
+    create: (username: string, password: string, role: Role) =>
+      request<NewUser>("POST", "/api/users", { username, password, role }),
     update: (id: number, patch: { role?: Role; password?: string }) => request<User>("PUT", `/api/users/${id}`, patch),
     remove: (id: number) => request<void>("DELETE", `/api/users/${id}`),
     grant: (id: number, app_slug: string) => request<void>("POST", `/api/users/${id}/access`, { app_slug }),
@@ -149,11 +155,10 @@ export const api = {
   },
 
   settings: {
-    auditConfig: () => request<{ retention_days: number }>("GET", "/api/system/audit-config"),
-    setAuditConfig: (retention_days: number) =>
-      request<{ retention_days: number }>("PUT", "/api/system/audit-config", { retention_days }),
-    publicHost: () => request<{ public_host: string }>("GET", "/api/system/public-host"),
-    setPublicHost: (public_host: string) => request<{ public_host: string }>("PUT", "/api/system/public-host", { public_host }),
+    auditConfig: () => request<AuditConfig>("GET", "/api/system/audit-config"),
+    setAuditConfig: (retention_days: number) => request<AuditConfig>("PUT", "/api/system/audit-config", { retention_days }),
+    publicHost: () => request<PublicHost>("GET", "/api/system/public-host"),
+    setPublicHost: (public_host: string) => request<PublicHost>("PUT", "/api/system/public-host", { public_host }),
   },
 
   processLogs: () => request<string[]>("GET", "/api/system/process-logs"),

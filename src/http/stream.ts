@@ -3,7 +3,7 @@
  * A stream supplies only `start`, which sends frames through its StreamSocket.
  */
 import type { Ctx } from "../context";
-import type { Principal } from "../modules/auth/policy";
+import type { Principal } from "../shared/principal";
 import { type RequestMeta, sameOrigin } from "./request";
 import { CLOSE, type StreamSocket } from "./ws";
 

@@ -6,7 +6,7 @@
 import type { ServerWebSocket } from "bun";
 import type { Clock } from "../lib/time";
 import type { Log } from "../log/logger";
-import type { Principal } from "../modules/auth/policy";
+import type { Principal } from "../shared/principal";
 
 /** Spec limits; tests shorten them. */
 export interface WsTimings {

@@ -1,9 +1,11 @@
-/** Activity vocabulary: categories, actor sources, the entry shapes, and which entries git sync carries. */
+/**
+ * Activity on the server side: who acted, what a service records, which entries git sync carries, and the query
+ * schemas. The vocabulary and the entry shapes the routes answer with live in src/shared/.
+ */
 import { t } from "elysia";
+import type { ActorSource, Category } from "../../shared/activity";
 
-import type { ActorSource, Category } from "./categories";
-
-export { ACTOR_SOURCES, type ActorSource, CATEGORIES, type Category } from "./categories";
+export { ACTOR_SOURCES, type ActorSource, CATEGORIES, type Category } from "../../shared/activity";
 
 /** Who made a change. */
 export interface Actor {
@@ -46,36 +48,6 @@ export function isSyncable(category: Category, action: string): boolean {
   }
 }
 
-const nullable = <T extends import("@sinclair/typebox").TSchema>(s: T) => t.Union([s, t.Null()]);
-
-/** An entry as the list routes return it. */
-export const ActivityEntry = t.Object({
-  id: t.Integer(),
-  app_slug: nullable(t.String()),
-  actor_name: t.String(),
-  actor_source: t.String(),
-  ip: nullable(t.String()),
-  category: t.String(),
-  action: t.String(),
-  target: nullable(t.String()),
-  summary: t.String(),
-  error: nullable(t.String()),
-  compose_version_id: nullable(t.Integer()),
-  sync_status: nullable(t.String()),
-  sync_commit_sha: nullable(t.String()),
-  sync_error: nullable(t.String()),
-  created_at: t.String({ format: "date-time" }),
-});
-
-/** One entry with its snapshots (GET /activity/{id}). */
-export const ActivityDetail = t.Composite([
-  ActivityEntry,
-  t.Object({ before_json: nullable(t.Unknown()), after_json: nullable(t.Unknown()) }),
-]);
-
-/** The cursor-paginated list envelope. */
-export const ActivityPage = t.Object({ entries: t.Array(ActivityEntry), next_before: nullable(t.Integer()) });
-
 export const ListQuery = t.Object({
   categories: t.Optional(t.String({ description: "comma-separated category names" })),
   app: t.Optional(t.String({ description: "app slug" })),
@@ -85,11 +57,3 @@ export const ListQuery = t.Object({
 
 /** The recent feed takes the list's filters and cursor; its size is fixed. */
 export const RecentQuery = t.Omit(ListQuery, ["limit"]);
-
-export const AuditConfig = t.Object({
-  retention_days: t.Integer({
-    minimum: 0,
-    maximum: 36500,
-    error: "retention_days must be a whole number of days from 0 to 36500",
-  }),
-});

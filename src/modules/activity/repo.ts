@@ -4,25 +4,11 @@
  * then read. A page costs about the same on 10 or 10 million rows (scripts/bench/activity.ts).
  */
 import type { Database } from "bun:sqlite";
+import type { ActivityEntry } from "../../shared/schemas/activity";
 import type { Category } from "./model";
 
-export interface ActivityRow {
-  id: number;
-  app_slug: string | null;
-  actor_name: string;
-  actor_source: string;
-  ip: string | null;
-  category: string;
-  action: string;
-  target: string | null;
-  summary: string;
-  error: string | null;
-  compose_version_id: number | null;
-  sync_status: string | null;
-  sync_commit_sha: string | null;
-  sync_error: string | null;
-  created_at: string;
-}
+/** A listed row is the wire entry as it is (the list columns are its fields). */
+export type ActivityRow = ActivityEntry;
 
 export interface ActivityDetailRow extends ActivityRow {
   before_json: string | null;

@@ -3,11 +3,12 @@ import { Elysia } from "elysia";
 import type { Ctx } from "../../context";
 import { noContent, parseId } from "../../http/respond";
 import { badRequest, notFound } from "../../lib/errors";
+import type { Principal } from "../../shared/principal";
+import { ActivityDetail, ActivityPage, AuditConfig } from "../../shared/schemas/activity";
 import { authPlugin } from "../auth/macro";
-import type { Principal } from "../auth/policy";
 import { seesAllApps } from "../auth/policy";
 import { checkSlug } from "../users/service";
-import { ActivityDetail, ActivityPage, AuditConfig, CATEGORIES, type Category, ListQuery, RecentQuery } from "./model";
+import { CATEGORIES, type Category, ListQuery, RecentQuery } from "./model";
 import type { ListFilter, Visibility } from "./service";
 
 export const DEFAULT_LIMIT = 50;

@@ -6,8 +6,9 @@ import type { Db } from "../../db";
 import { redact } from "../../lib/redact";
 import { type Clock, iso } from "../../lib/time";
 import type { Log } from "../../log/logger";
+import type { ActivityDetail, ActivityPage } from "../../shared/schemas/activity";
 import { type Actor, type Category, isSyncable, type NewEntry } from "./model";
-import { type ActivityDetailRow, type ActivityRow, createActivityRepo, type ListFilter, type Visibility } from "./repo";
+import { type ActivityDetailRow, createActivityRepo, type ListFilter, type Visibility } from "./repo";
 
 export type { ListFilter, Visibility };
 
@@ -23,16 +24,11 @@ export const RECENT_COUNT = 8;
 // small batches keep each write lock short (~30 ms at 1M rows) so writers barely wait during the nightly run
 const PRUNE_BATCH = 2_000;
 
-/** The wire form of a list entry. */
-export type EntryJson = ActivityRow;
-/** The wire form of one entry with its snapshots. */
-export type DetailJson = ActivityRow & { before_json: unknown; after_json: unknown };
-
 /** Build the activity service. */
 export function createActivity({ db, clock, log, gitSyncEnabled = () => false }: ActivityDeps) {
   const repo = createActivityRepo(db.sqlite);
 
-  const toDetail = (r: ActivityDetailRow): DetailJson => {
+  const toDetail = (r: ActivityDetailRow): ActivityDetail => {
     const { actor_user_id: _, before_json, after_json, ...rest } = r;
     return {
       ...rest,
@@ -68,7 +64,7 @@ export function createActivity({ db, clock, log, gitSyncEnabled = () => false }:
     });
 
   /** One page of entries, newest first, with the cursor of the next page. */
-  const list = (f: ListFilter, vis: Visibility): { entries: EntryJson[]; next_before: number | null } => {
+  const list = (f: ListFilter, vis: Visibility): ActivityPage => {
     const rows = repo.list(f, vis);
     const more = rows.length > f.limit;
     const entries = more ? rows.slice(0, f.limit) : rows;
@@ -83,7 +79,7 @@ export function createActivity({ db, clock, log, gitSyncEnabled = () => false }:
     recent: (vis: Visibility, f: Omit<ListFilter, "limit"> = {}) => list({ ...f, limit: RECENT_COUNT }, vis),
 
     /** One entry with snapshots, or null when it does not exist or is not visible. */
-    get(id: number, vis: Visibility): DetailJson | null {
+    get(id: number, vis: Visibility): ActivityDetail | null {
       const r = repo.get(id);
       return r && visible(r, vis) ? toDetail(r) : null;
     },

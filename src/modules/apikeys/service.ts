@@ -8,6 +8,7 @@ import { apiKeys, users } from "../../db/schema";
 import { hmacHex, randomHex } from "../../lib/crypto";
 import { badRequest, notFound } from "../../lib/errors";
 import { type Clock, iso } from "../../lib/time";
+import type { ApiKey, CreatedApiKey } from "../../shared/apikeys";
 import type { Actor } from "../activity/model";
 import type { Activity } from "../activity/service";
 
@@ -19,7 +20,7 @@ const TOUCH_EVERY_MS = 60_000;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
 /** The wire form of a key (never the key or its hash). */
-export function keyJson(k: ApiKeyRow, owner?: string) {
+export function keyJson(k: ApiKeyRow, owner?: string): ApiKey {
   return {
     id: k.id,
     name: k.name,
@@ -44,7 +45,7 @@ export function createApiKeys({ db, clock, hmacKey, activity }: ApiKeyDeps) {
 
   return {
     /** Create a key for `userId`; the only time the key itself is returned. */
-    create(owner: { id: number; username: string }, name: string, expiresAt: string | null, actor: Actor) {
+    create(owner: { id: number; username: string }, name: string, expiresAt: string | null, actor: Actor): CreatedApiKey {
       const clean = name.trim();
       if (!clean || clean.length > 100) throw badRequest("name must be 1 to 100 characters");
       if (expiresAt !== null) {
@@ -82,7 +83,7 @@ export function createApiKeys({ db, clock, hmacKey, activity }: ApiKeyDeps) {
     },
 
     /** Keys of one user, or of everyone (`userId` null) with owners. */
-    list(userId: number | null) {
+    list(userId: number | null): ApiKey[] {
       const q = db.orm
         .select({ k: apiKeys, username: users.username })
         .from(apiKeys)

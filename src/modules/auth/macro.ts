@@ -8,8 +8,9 @@ import type { Ctx } from "../../context";
 import { BodyProblem } from "../../http/body";
 import { type RequestMeta, requestMeta, sameOrigin } from "../../http/request";
 import { forbidden, HttpError } from "../../lib/errors";
+import type { Principal } from "../../shared/principal";
 import type { Actor } from "../activity/model";
-import { authorize, type Principal, type Requirement } from "./policy";
+import { authorize, type Requirement } from "./policy";
 
 interface Resolved {
   principal: Principal | null;
@@ -49,10 +50,11 @@ export function authPlugin(ctx: Ctx) {
     auth: (req: Requirement) => ({
       // recorded on the route so the OpenAPI document and the route audit test can read it
       detail: { "x-sundeck-auth": req } as Record<string, unknown>,
-      async transform(c: any) {
+      // arrows, not methods: Elysia's handler analysis (Sucrose) cannot read minified method shorthand and warns
+      transform: async (c: any) => {
         await check(c, req);
       },
-      async resolve(c) {
+      resolve: async (c: any) => {
         const r = resolved.get(c.request) ?? (await check(c, req));
         const principal = r.principal as Principal;
         if (req !== "public" && req.slugFrom === "body" && req.app) {

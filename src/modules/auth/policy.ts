@@ -2,19 +2,12 @@
  * Who may do what: the one place that decides. Routes declare a Requirement; the auth macro resolves the principal
  * and calls `authorize`. CONTRACT: 403 when the role does not allow the route, 404 for an app without a grant.
  */
-import type { Role } from "../../config/schema";
 import { forbidden, notFound, unauthorized } from "../../lib/errors";
+import type { Principal } from "../../shared/principal";
+import type { Role } from "../../shared/roles";
 
+// test/helpers/server.ts reads Role from here
 export type { Role };
-
-/** A signed-in caller: the user behind a session cookie or an API key. */
-export interface Principal {
-  user: { id: number; username: string; role: Role; tokenVersion: number };
-  via: "session" | "apikey";
-  apiKeyId?: number;
-  /** The raw credential, kept to re-check long-lived sockets. */
-  credential: string;
-}
 
 /** What a route needs. `public` routes skip authentication entirely. */
 export type Requirement =

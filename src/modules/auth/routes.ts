@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { Ctx } from "../../context";
 import { noContent, withStatus } from "../../http/respond";
+import type { Me, SetupStatus, SignedIn } from "../../shared/auth";
 import { userJson } from "../users/service";
 import { authPlugin } from "./macro";
 import { sessionCookie } from "./sessions";
@@ -15,7 +16,7 @@ export function authRoutes(ctx: Ctx) {
 
   return new Elysia({ name: "auth-routes", prefix: "/api" })
     .use(authPlugin(ctx))
-    .get("/setup/status", () => ({ needs_setup: ctx.auth.needsSetup() }), {
+    .get("/setup/status", (): SetupStatus => ({ needs_setup: ctx.auth.needsSetup() }), {
       auth: "public",
       detail: { tags: ["auth"], summary: "Whether first-run setup is still needed" },
     })
@@ -24,7 +25,7 @@ export function authRoutes(ctx: Ctx) {
       async ({ body, meta, set }) => {
         const { user, token } = await ctx.auth.setup(body.username, body.password, { ip: meta.ip, source: "ui" });
         set.headers["set-cookie"] = cookie(token, meta.secure);
-        return withStatus(set, 201, userJson(user));
+        return withStatus(set, 201, userJson(user, []));
       },
       {
         auth: "public",
@@ -34,7 +35,7 @@ export function authRoutes(ctx: Ctx) {
     )
     .post(
       "/auth/login",
-      async ({ body, meta, set }) => {
+      async ({ body, meta, set }): Promise<SignedIn> => {
         const { user, token } = await ctx.auth.login(body.username, body.password, meta.ip);
         set.headers["set-cookie"] = cookie(token, meta.secure);
         return { id: user.id, username: user.username, role: user.role };
@@ -57,7 +58,7 @@ export function authRoutes(ctx: Ctx) {
     )
     .get(
       "/me",
-      ({ principal }) => ({
+      ({ principal }): Me => ({
         id: principal.user.id,
         username: principal.user.username,
         role: principal.user.role,

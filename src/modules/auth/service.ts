@@ -2,12 +2,13 @@
  * Authentication: who is calling (session cookie or API key), first-run setup, login with throttling and lockout,
  * logout and password change. Authorization lives in policy.ts.
  */
-import type { Role } from "../../config/schema";
 import type { Db } from "../../db";
 import { badRequest, conflict, HttpError } from "../../lib/errors";
 import type { Clock } from "../../lib/time";
 import { iso } from "../../lib/time";
 import type { Log } from "../../log/logger";
+import type { Principal } from "../../shared/principal";
+import type { Role } from "../../shared/roles";
 import type { Actor } from "../activity/model";
 import type { Activity } from "../activity/service";
 import type { ApiKeys } from "../apikeys/service";
@@ -15,7 +16,6 @@ import type { UserRepo, UserRow } from "../users/repo";
 import { checkUsername } from "../users/service";
 import type { LoginGuard } from "./lockout";
 import { burnVerify, checkPassword, hashPassword, MAX_PASSWORD, verifyPassword } from "./passwords";
-import type { Principal } from "./policy";
 import { readSessionCookie, type Sessions } from "./sessions";
 
 export interface AuthDeps {

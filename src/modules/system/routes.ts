@@ -3,6 +3,7 @@ import { Elysia, t } from "elysia";
 import type { Ctx } from "../../context";
 import { streamHandlers } from "../../http/stream";
 import { badRequest, HttpError } from "../../lib/errors";
+import type { PublicHost, SystemInfo } from "../../shared/system";
 import { COMMIT, VERSION } from "../../version";
 import { authPlugin } from "../auth/macro";
 import { databaseReachable } from "./health";
@@ -24,7 +25,7 @@ export function systemRoutes(ctx: Ctx) {
     )
     .get(
       "/system/info",
-      () => {
+      (): SystemInfo => {
         const listeners = ctx.edge.listeners();
         const ports = listeners?.ports();
         return {
@@ -48,7 +49,7 @@ export function systemRoutes(ctx: Ctx) {
       },
       { auth: { role: "any" }, detail: { tags: ["system"], summary: "Server version and mode" } },
     )
-    .get("/system/public-host", () => ({ public_host: ctx.settings.publicHost() }), {
+    .get("/system/public-host", (): PublicHost => ({ public_host: ctx.settings.publicHost() }), {
       auth: { role: "any" },
       detail: { tags: ["system"], summary: "Host used to build quick-test domains" },
     })

@@ -2,7 +2,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Orm } from "../../db";
 import { appAccess, users } from "../../db/schema";
-import type { Role } from "../auth/policy";
+import type { Role } from "../../shared/roles";
 
 export type UserRow = typeof users.$inferSelect;
 

@@ -4,7 +4,7 @@ import type { Ctx } from "../../context";
 import { noContent, parseId, withStatus } from "../../http/respond";
 import { notFound } from "../../lib/errors";
 import { authPlugin } from "../auth/macro";
-import { userJson } from "./service";
+import { newUserJson, userJson } from "./service";
 
 const SUPER = { role: "super_admin" } as const;
 const id = (text: string) => {
@@ -22,7 +22,7 @@ export function userRoutes(ctx: Ctx) {
       "/",
       async ({ body, actor, set }) => {
         const u = await ctx.users.create(body, actor);
-        return withStatus(set, 201, { id: u.id, username: u.username, role: u.role, created_at: u.createdAt });
+        return withStatus(set, 201, newUserJson(u));
       },
       {
         auth: SUPER,

@@ -2,10 +2,11 @@
  * User management (super-admin only at the routes): create, change role or password, delete, and app grants.
  * Every change records its activity entry in the same transaction; the last super-admin cannot be removed.
  */
-import { ROLES, type Role } from "../../config/schema";
 import type { Db } from "../../db";
 import { badRequest, conflict, notFound } from "../../lib/errors";
 import { type Clock, iso } from "../../lib/time";
+import { ROLES, type Role } from "../../shared/roles";
+import type { NewUser, User } from "../../shared/users";
 import type { Actor } from "../activity/model";
 import type { Activity } from "../activity/service";
 import { checkPassword, hashPassword } from "../auth/passwords";
@@ -36,16 +37,14 @@ function checkRole(v: unknown): Role {
   return v as Role;
 }
 
-/** The wire form of a user. */
-export function userJson(u: UserRow, grants?: string[]) {
-  return {
-    id: u.id,
-    username: u.username,
-    role: u.role,
-    created_at: u.createdAt,
-    updated_at: u.updatedAt,
-    ...(grants ? { app_access: grants } : {}),
-  };
+/** The wire form of a new user (201 of POST /api/users). */
+export function newUserJson(u: UserRow): NewUser {
+  return { id: u.id, username: u.username, role: u.role, created_at: u.createdAt };
+}
+
+/** The wire form of a user with their grants. */
+export function userJson(u: UserRow, grants: string[]): User {
+  return { ...newUserJson(u), updated_at: u.updatedAt, app_access: grants };
 }
 
 const snap = (u: UserRow) => ({ id: u.id, username: u.username, role: u.role });
@@ -70,11 +69,11 @@ export function createUsers({ db, clock, repo, activity }: UserServiceDeps) {
   };
 
   return {
-    list: () => {
+    list: (): User[] => {
       const grants = repo.allGrants();
       return repo.list().map((u) => userJson(u, grants.get(u.id) ?? []));
     },
-    get: (id: number) => {
+    get: (id: number): User => {
       const u = must(id);
       return userJson(u, repo.grants(u.id));
     },

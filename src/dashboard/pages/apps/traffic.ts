@@ -40,7 +40,7 @@ const RAW_BUCKET_MS = 10_000;
  * Width of the answer's buckets: the server's `step_ms`; from an older server without it, the tier's name when it is
  * a resolution ("1m", "5m", "1h", the defaults), else the smallest gap between buckets, else the default raw width.
  */
-export function bucketMs(stats: Pick<RequestStats, "tier" | "series" | "step_ms">): number {
+export function bucketMs(stats: Pick<RequestStats, "tier" | "series"> & { step_ms?: number }): number {
   if (stats.step_ms && stats.step_ms > 0) return stats.step_ms;
   const named = durationMs(stats.tier);
   if (named && named > 0) return named;

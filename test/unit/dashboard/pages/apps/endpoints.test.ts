@@ -8,7 +8,7 @@ import {
   expiryText,
   usesLocalCa,
 } from "../../../../../src/dashboard/pages/apps/endpoints";
-import type { CertInfo } from "../../../../../src/dashboard/types";
+import type { CertInfo } from "../../../../../src/shared/certs";
 
 const DAY = 86_400_000;
 const NOW = Date.parse("2026-05-01T12:00:00Z");
@@ -19,8 +19,12 @@ const cert = (over: Partial<CertInfo>): CertInfo => ({
   mode: "local",
   status: "issued",
   source: "local",
+  not_before: iso(NOW - DAY),
   not_after: iso(NOW + 90 * DAY),
   issuer: "CN=Sundeck Local CA",
+  subject: "CN=a.test",
+  sans: ["a.test"],
+  fingerprint: null,
   error: null,
   next_attempt_at: null,
   ...over,

@@ -1,7 +1,7 @@
 /** The Traffic tab's arithmetic (pages/apps/traffic.ts): ranges, bucket width, filling empty buckets, breakdowns. */
 import { describe, expect, test } from "bun:test";
 import { bucketMs, errorRate, fillSeries, parseRange, statusBars } from "../../../../../src/dashboard/pages/apps/traffic";
-import type { RequestStats } from "../../../../../src/dashboard/types";
+import type { RequestStats } from "../../../../../src/shared/metrics";
 
 const NOW = Date.parse("2026-05-01T12:00:00Z");
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -9,6 +9,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const stats = (over: Partial<RequestStats>): RequestStats => ({
   range: "1h",
   tier: "raw",
+  step_ms: 10_000,
   from: iso(NOW - 3_600_000),
   to: iso(NOW),
   requests: 0,
@@ -41,13 +42,15 @@ describe("traffic", () => {
     expect(parseRange(null)).toBe("1h");
   });
 
-  test("bucket width: from the tier's name, else the smallest gap, else 10 s", () => {
-    expect(bucketMs(stats({ tier: "5m" }))).toBe(300_000);
+  test("bucket width: the server's step_ms; without it the tier's name, else the smallest gap, else 10 s", () => {
     expect(bucketMs(stats({ tier: "raw", step_ms: 15_000 }))).toBe(15_000);
     expect(bucketMs(stats({ tier: "5m", step_ms: 60_000 }))).toBe(60_000);
+    // an answer without step_ms
+    const bare = (over: Partial<Pick<RequestStats, "tier" | "series">>) => ({ tier: "raw", series: [], ...over });
+    expect(bucketMs(bare({ tier: "5m" }))).toBe(300_000);
     const from = NOW - 3_600_000;
-    expect(bucketMs(stats({ series: [point(from, 1), point(from + 30_000, 1), point(from + 50_000, 1)] }))).toBe(20_000);
-    expect(bucketMs(stats({ series: [point(from, 1)] }))).toBe(10_000);
+    expect(bucketMs(bare({ series: [point(from, 1), point(from + 30_000, 1), point(from + 50_000, 1)] }))).toBe(20_000);
+    expect(bucketMs(bare({ series: [point(from, 1)] }))).toBe(10_000);
   });
 
   test("fills empty buckets: zero requests per second, no latency", () => {

@@ -1,0 +1,69 @@
+/** Wire shapes of apps (snake_case, as sent): the view of GET /api/apps, its compose, and container log frames. */
+import type { LastDeploy } from "./deploys";
+import type { TlsMode } from "./tls";
+
+/** Status of an app as the server derives it from the engine. */
+export type AppStatus = "running" | "degraded" | "stopped" | "failed" | "deploying" | "removed" | "unknown";
+
+/** One container of a service. */
+export interface AppContainer {
+  /** The first 12 characters of the container id. */
+  id: string;
+  name: string;
+  number: number;
+  state: string;
+  status: string;
+  /** healthy, unhealthy, starting, or null without a healthcheck. */
+  health: string | null;
+}
+
+/** One compose service of an app. */
+export interface AppService {
+  name: string;
+  image: string;
+  replicas: number;
+  /** `host-ip:published:target/protocol` */
+  ports: string[];
+  scalable: { ok: true } | { ok: false; reason: string };
+  containers: AppContainer[];
+}
+
+/** A routed endpoint (from the sundeck.* labels); `tls` null means the server's mode. */
+export interface AppEndpoint {
+  service: string;
+  hosts: string[];
+  port: number;
+  path: string;
+  tls: TlsMode | null;
+}
+
+/** GET /api/apps/{slug} and each entry of GET /api/apps. */
+export interface AppView {
+  slug: string;
+  status: AppStatus;
+  stopped: boolean;
+  services: AppService[];
+  endpoints: AppEndpoint[];
+  current_version: { id: number; version: number } | null;
+  last_deploy: LastDeploy | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** GET /api/apps/{slug}/compose */
+export interface AppCompose {
+  slug: string;
+  compose: string;
+  hash: string;
+  current_version_id: number | null;
+}
+
+/** A frame of /api/apps/{slug}/logs: a line, or the single error frame. */
+export interface ContainerLogFrame {
+  /** RFC 3339 time of the line, when the engine gave one. */
+  ts?: string;
+  stream?: "stdout" | "stderr";
+  line?: string;
+  error?: string;
+}
