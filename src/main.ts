@@ -3,9 +3,7 @@
  * process. Failures print one line on stderr and exit non-zero.
  */
 import { defineCommand, runCommand, showUsage } from "citty";
-import { CliError } from "./cli/errors";
-import { ExitCode } from "./cli/exit";
-import { ConfigError } from "./config/schema";
+import { failureOf } from "./cli/failure";
 import { VERSION } from "./version";
 
 const main = defineCommand({
@@ -65,22 +63,9 @@ async function run(argv: string[]): Promise<number> {
     await runCommand(main, { rawArgs: argv });
     return 0;
   } catch (e) {
-    const err = e as Error & { code?: string };
-    if (e instanceof ExitCode) {
-      if (e.message) process.stderr.write(`sundeck: ${e.message}\n`);
-      return e.code;
-    }
-    if (e instanceof CliError || e instanceof ConfigError) {
-      process.stderr.write(`sundeck: ${err.message}\n`);
-      return 1;
-    }
-    if (err?.name === "CLIError" || err?.code?.startsWith?.("E_")) {
-      const text = err.message.replace(/\x1b\[[0-9;]*m/g, "").replace(/\.$/, "");
-      process.stderr.write(`sundeck: ${text.charAt(0).toLowerCase()}${text.slice(1)} (see sundeck --help)\n`);
-      return 2;
-    }
-    process.stderr.write(`sundeck: ${err?.message ?? String(e)}\n`);
-    return 1;
+    const { code, line } = failureOf(e);
+    if (line !== null) process.stderr.write(`sundeck: ${line}\n`);
+    return code;
   }
 }
 

@@ -9,6 +9,7 @@ import { listAppDirs } from "../client/local";
 import type { Accepted } from "../shared/deploys";
 import { deployLocal } from "./apply";
 import { CliError } from "./errors";
+import { isWorkFailure } from "./failure";
 import { appPath, connect, contextArg, track } from "./remote";
 
 /** Run one step; a failure is reported and counted, an interrupt ends the sync. */
@@ -17,8 +18,8 @@ async function step(failed: string[], slug: string, fn: () => Promise<void>): Pr
     await fn();
     return true;
   } catch (e) {
-    // an interrupt (ExitCode) or a bug ends the whole sync
-    if (!(e instanceof CliError)) throw e;
+    // an interrupt (ExitCode), a usage mistake or a bug ends the whole sync
+    if (!isWorkFailure(e)) throw e;
     process.stderr.write(`sundeck: ${e.message}\n`);
     failed.push(slug);
     return false;

@@ -1,10 +1,10 @@
 /**
  * The remote client's HTTP side: JSON requests under `<url>/api` with the bearer key and a timeout, the server's
- * one-line error turned into a CliError, and authenticated WebSocket streams (no Origin header, so never cross-origin).
+ * one-line error turned into a ClientError, and authenticated WebSocket streams (no Origin header, so never cross-origin).
  */
-import { CliError } from "../cli/errors";
 import { VERSION } from "../version";
 import type { Target } from "./config";
+import { ClientError } from "./errors";
 
 /** Default time allowed for one request. */
 export const REQUEST_TIMEOUT_MS = 30_000;
@@ -21,7 +21,7 @@ export class Api {
     return this.target.context ? `${this.target.url} (context ${this.target.context})` : this.target.url;
   }
 
-  /** `method path` with an optional JSON body; throws a CliError with the server's line unless 2xx. */
+  /** `method path` with an optional JSON body; throws a ClientError with the server's line unless 2xx. */
   async request<T = any>(method: string, path: string, body?: unknown): Promise<T> {
     const r = await this.send(method, path, body);
     if (!r.ok) throw await this.failure(r, path);
@@ -56,12 +56,12 @@ export class Api {
           headers: { authorization: `Bearer ${this.target.apiKey}`, "user-agent": `sundeck-cli/${VERSION}` },
         } as any);
       } catch (e) {
-        reject(new CliError(`cannot open a stream to ${this.where}: ${(e as Error).message}`));
+        reject(new ClientError(`cannot open a stream to ${this.where}: ${(e as Error).message}`));
         return;
       }
       const fail = (why: string) => {
         cleanup();
-        reject(new CliError(`cannot open a stream to ${this.where}: ${why}`));
+        reject(new ClientError(`cannot open a stream to ${this.where}: ${why}`));
       };
       const onOpen = () => {
         cleanup();
@@ -103,10 +103,10 @@ export class Api {
     } catch (e) {
       const err = e as Error & { code?: string };
       if (err.name === "TimeoutError" || err.name === "AbortError") {
-        throw new CliError(`${method} ${path}: no answer from ${this.where} within ${this.timeoutMs / 1000}s`);
+        throw new ClientError(`${method} ${path}: no answer from ${this.where} within ${this.timeoutMs / 1000}s`);
       }
       const why = err.code === "ConnectionRefused" || err.code === "ECONNREFUSED" ? "connection refused" : err.message;
-      throw new CliError(`cannot reach ${this.where}: ${why}`);
+      throw new ClientError(`cannot reach ${this.where}: ${why}`);
     }
   }
 
@@ -117,12 +117,12 @@ export class Api {
     try {
       return JSON.parse(text);
     } catch {
-      throw new CliError(`${this.where} answered with malformed JSON`);
+      throw new ClientError(`${this.where} answered with malformed JSON`);
     }
   }
 
   /** The server's one-line message, with a hint where the client can help. */
-  private async failure(r: Response, path = ""): Promise<CliError> {
+  private async failure(r: Response, path = ""): Promise<ClientError> {
     const text = (await r.text().catch(() => "")).trim();
     const type = r.headers.get("content-type") ?? "";
     let line = text && type.startsWith("text/plain") ? (text.split("\n")[0] ?? "") : "";
@@ -135,6 +135,6 @@ export class Api {
       const k = this.target.keyFrom;
       line += ` (check ${k.startsWith("context ") ? `the API key of ${k}` : k})`;
     }
-    return new CliError(line);
+    return new ClientError(line);
   }
 }

@@ -6,8 +6,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { parse, stringify } from "yaml";
-import { CliError } from "../cli/errors";
 import { writeFileAtomic } from "../lib/fs";
+import { ClientError } from "./errors";
 
 /** One server the client talks to. */
 export interface ClientContext {
@@ -46,10 +46,10 @@ export function clientConfigPath(env: Env = process.env): string {
 /** An empty configuration. */
 export const emptyConfig = (): ClientConfig => ({ contexts: {}, current_context: "" });
 
-/** Read the client config; a missing file is an empty config, a malformed one a CliError naming the file. */
+/** Read the client config; a missing file is an empty config, a malformed one a ClientError naming the file. */
 export function loadClientConfig(path = clientConfigPath()): ClientConfig {
   if (!existsSync(path)) return emptyConfig();
-  const bad = (why: string) => new CliError(`client config ${path}: ${why}`);
+  const bad = (why: string) => new ClientError(`client config ${path}: ${why}`);
   let doc: unknown;
   try {
     doc = parse(readFileSync(path, "utf8"));
@@ -88,11 +88,11 @@ export function checkUrl(text: string): string {
   try {
     u = new URL(text);
   } catch {
-    throw new CliError(`invalid URL ${JSON.stringify(text)}: expected something like https://deploy.example.com`);
+    throw new ClientError(`invalid URL ${JSON.stringify(text)}: expected something like https://deploy.example.com`);
   }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new CliError(`invalid URL ${text}: use http:// or https://`);
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new ClientError(`invalid URL ${text}: use http:// or https://`);
   if (u.search || u.hash || u.username || u.password) {
-    throw new CliError(`invalid URL ${text}: no credentials, query or fragment`);
+    throw new ClientError(`invalid URL ${text}: no credentials, query or fragment`);
   }
   return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, "")}`;
 }
@@ -100,7 +100,7 @@ export function checkUrl(text: string): string {
 /** Check an API key's format (`sd_` and 64 hex characters). */
 export function checkApiKey(key: string, from = ""): string {
   if (!API_KEY.test(key))
-    throw new CliError(`invalid API key${from ? ` in ${from}` : ""}: expected sd_ followed by 64 hex characters`);
+    throw new ClientError(`invalid API key${from ? ` in ${from}` : ""}: expected sd_ followed by 64 hex characters`);
   return key;
 }
 
@@ -118,7 +118,7 @@ export function resolveTarget(cfg: ClientConfig, opts: { context?: string; env?:
   const env = opts.env ?? process.env;
   const named = (name: string): Target => {
     const c = cfg.contexts[name];
-    if (!c) throw new CliError(`no context named ${name} (see sundeck context list)`);
+    if (!c) throw new ClientError(`no context named ${name} (see sundeck context list)`);
     return { url: checkUrl(c.url), apiKey: checkApiKey(c.api_key, `context ${name}`), context: name, keyFrom: `context ${name}` };
   };
   if (opts.context) return named(opts.context);
@@ -126,11 +126,11 @@ export function resolveTarget(cfg: ClientConfig, opts: { context?: string; env?:
   const key = env.SUNDECK_API_KEY;
   if (url && key)
     return { url: checkUrl(url), apiKey: checkApiKey(key, "SUNDECK_API_KEY"), context: null, keyFrom: "SUNDECK_API_KEY" };
-  if (url) throw new CliError("SUNDECK_URL is set without SUNDECK_API_KEY: set both");
+  if (url) throw new ClientError("SUNDECK_URL is set without SUNDECK_API_KEY: set both");
   const current = cfg.current_context;
   if (key) {
     if (!current || !cfg.contexts[current]) {
-      throw new CliError("SUNDECK_API_KEY is set but there is no current context for the URL: set SUNDECK_URL too");
+      throw new ClientError("SUNDECK_API_KEY is set but there is no current context for the URL: set SUNDECK_URL too");
     }
     return {
       url: checkUrl(cfg.contexts[current].url),
@@ -140,7 +140,7 @@ export function resolveTarget(cfg: ClientConfig, opts: { context?: string; env?:
     };
   }
   if (!current) {
-    throw new CliError(
+    throw new ClientError(
       "no server configured: run sundeck context add NAME --url URL --api-key KEY, or set SUNDECK_URL and SUNDECK_API_KEY",
     );
   }

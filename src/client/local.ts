@@ -4,9 +4,9 @@
  */
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { CliError } from "../cli/errors";
 import { formatEnvFile, parseEnvFile } from "../compose/envfile";
 import { writeFileAtomic } from "../lib/fs";
+import { ClientError } from "./errors";
 
 /** CONTRACT's slug. */
 export const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
@@ -32,7 +32,7 @@ function readText(path: string): string {
     return readFileSync(path, "utf8");
   } catch (e) {
     const code = (e as { code?: string }).code;
-    throw new CliError(
+    throw new ClientError(
       `cannot read ${path}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : code}`,
     );
   }
@@ -43,8 +43,8 @@ export function readEnvFile(path: string): Record<string, string> {
   try {
     return parseEnvFile(readText(path));
   } catch (e) {
-    if (e instanceof CliError) throw e;
-    throw new CliError(`${path}: ${(e as { reason?: string }).reason ?? (e as Error).message}`);
+    if (e instanceof ClientError) throw e;
+    throw new ClientError(`${path}: ${(e as { reason?: string }).reason ?? (e as Error).message}`);
   }
 }
 
@@ -69,27 +69,27 @@ export function composeIn(dir: string): string | null {
 /** An app directory; the slug is `slug` or the directory's name, which must then be a valid slug. */
 export function readAppDir(dir: string, slug?: string): LocalApp {
   const abs = resolve(dir);
-  if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new CliError(`${dir} is not a directory`);
+  if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new ClientError(`${dir} is not a directory`);
   const name = slug ?? basename(abs);
   if (!isSlug(name)) {
     const hint = slug === undefined ? " (the directory's name; pass --name to choose another)" : "";
-    throw new CliError(
+    throw new ClientError(
       `${JSON.stringify(name)}${hint} is not a valid app name: lowercase letters and digits separated by single dashes`,
     );
   }
   const file = composeIn(abs);
-  if (!file) throw new CliError(`${dir} has no docker-compose.yml`);
+  if (!file) throw new ClientError(`${dir} has no docker-compose.yml`);
   return readComposeFile(file, name);
 }
 
 /** Every app directory under `root` (subdirectories with a compose file), sorted by slug. */
 export function listAppDirs(root: string): LocalApp[] {
   const abs = resolve(root);
-  if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new CliError(`${root} is not a directory`);
+  if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new ClientError(`${root} is not a directory`);
   const apps: LocalApp[] = [];
   for (const e of readdirSync(abs, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
     if (!e.isDirectory() || e.name.startsWith(".") || !composeIn(join(abs, e.name))) continue;
-    if (!isSlug(e.name)) throw new CliError(`${join(root, e.name)}: ${JSON.stringify(e.name)} is not a valid app name`);
+    if (!isSlug(e.name)) throw new ClientError(`${join(root, e.name)}: ${JSON.stringify(e.name)} is not a valid app name`);
     apps.push(readAppDir(join(abs, e.name)));
   }
   return apps;

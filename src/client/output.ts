@@ -1,10 +1,10 @@
 /** Printing results: JSON for scripts (`--output json`) or an aligned text table for people. */
-import { UsageError } from "../cli/exit";
+import { ClientError } from "./errors";
 
 /** Check an `--output` value. */
 export function outputFormat(value: string | undefined): "text" | "json" {
   const v = value ?? "text";
-  if (v !== "text" && v !== "json") throw new UsageError(`--output must be text or json, not ${v}`);
+  if (v !== "text" && v !== "json") throw new ClientError(`--output must be text or json, not ${v}`, { usage: true });
   return v;
 }
 

@@ -3,10 +3,10 @@
  * frame, and learn the outcome from the deploy's record (polling when the stream missed it). Container logs: the
  * `logs` stream, reconnecting with backoff after an unexpected disconnect while following.
  */
-import { CliError } from "../cli/errors";
 import type { ContainerLogFrame } from "../shared/apps";
 import type { Accepted, DeployFrame, DeployRecord } from "../shared/deploys";
 import type { Api } from "./api";
+import { ClientError } from "./errors";
 
 /** Raised inside waits when the signal fires; callers turn it into their own message. */
 export class Aborted extends Error {}
@@ -151,7 +151,7 @@ export async function followCurrent(
   return r.deploy ?? { ...running, status: "succeeded", finished_at: new Date().toISOString() };
 }
 
-/** Stream container logs to `onLine`; an error frame becomes a CliError. */
+/** Stream container logs to `onLine`; an error frame becomes a ClientError. */
 export async function streamLogs(
   api: Api,
   slug: string,
@@ -197,10 +197,10 @@ export async function streamLogs(
       delay = 1000;
       onLine(f);
     }, signal);
-    if (error) throw new CliError(error);
+    if (error) throw new ClientError(error);
     // a clean close ends the stream (history sent, containers stopped); only a broken one is retried
     if (code === 1000 || !q.follow) return;
-    if (code === 1008) throw new CliError("the server refused the stream (policy violation)");
+    if (code === 1008) throw new ClientError("the server refused the stream (policy violation)");
     first = false;
     await sleep(delay, signal);
     delay = Math.min(delay * 2, 30_000);
