@@ -5,10 +5,10 @@
 import { createInterface } from "node:readline";
 import { Api } from "../client/api";
 import { loadClientConfig, resolveTarget } from "../client/config";
-import { isSlug } from "../client/local";
 import { Progress } from "../client/progress";
 import { Aborted, runAndFollow } from "../client/stream";
 import type { Accepted, DeployFrame, DeployRecord } from "../shared/deploys";
+import { isSlug } from "../shared/slug";
 import { CliError } from "./errors";
 import { Interrupted, UsageError } from "./exit";
 

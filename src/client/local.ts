@@ -6,16 +6,11 @@ import { chmodSync, existsSync, readdirSync, readFileSync, statSync } from "node
 import { basename, dirname, join, resolve } from "node:path";
 import { formatEnvFile, parseEnvFile } from "../compose/envfile";
 import { writeFileAtomic } from "../lib/fs";
+import { isSlug } from "../shared/slug";
 import { ClientError } from "./errors";
-
-/** CONTRACT's slug. */
-export const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
 /** Compose file names looked for in an app directory, in order. */
 export const COMPOSE_NAMES = ["docker-compose.yml", "docker-compose.yaml", "compose.yaml", "compose.yml"];
-
-/** Whether `s` is a valid app slug. */
-export const isSlug = (s: string) => s.length <= 63 && SLUG.test(s);
 
 /** One app as the client has it. */
 export interface LocalApp {

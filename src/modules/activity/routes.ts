@@ -5,9 +5,9 @@ import { noContent, parseId } from "../../http/respond";
 import { badRequest, notFound } from "../../lib/errors";
 import type { Principal } from "../../shared/principal";
 import { ActivityDetail, ActivityPage, AuditConfig } from "../../shared/schemas/activity";
+import { checkSlug } from "../apps/slug";
 import { authPlugin } from "../auth/macro";
 import { seesAllApps } from "../auth/policy";
-import { checkSlug } from "../users/service";
 import { CATEGORIES, type Category, ListQuery, RecentQuery } from "./model";
 import type { ListFilter, Visibility } from "./service";
 

@@ -9,11 +9,11 @@ import { ROLES, type Role } from "../../shared/roles";
 import type { NewUser, User } from "../../shared/users";
 import type { Actor } from "../activity/model";
 import type { Activity } from "../activity/service";
+import { checkSlug } from "../apps/slug";
 import { checkPassword, hashPassword } from "../auth/passwords";
 import type { UserRepo, UserRow } from "./repo";
 
 export const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
-export const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
 /** Validate a username, with a reason safe to show. */
 export function checkUsername(v: unknown): string {
@@ -21,14 +21,6 @@ export function checkUsername(v: unknown): string {
     throw badRequest("username must be 1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit");
   }
   return v.trim();
-}
-
-/** Validate an app slug (CONTRACT: lowercase, dash-separated, at most 63 characters). */
-export function checkSlug(v: unknown, field = "app_slug"): string {
-  if (typeof v !== "string" || v.length > 63 || !SLUG.test(v)) {
-    throw badRequest(`${field} must be a slug: lowercase letters and digits separated by single dashes, at most 63 characters`);
-  }
-  return v;
 }
 
 function checkRole(v: unknown): Role {

@@ -3,6 +3,7 @@
  * posts, and shows the live output and the outcome. A refused deploy (400) shows the server's reason inline.
  */
 import { useMemo, useState } from "preact/hooks";
+import { SLUG_MAX } from "../../../shared/slug";
 import { api } from "../../api";
 import { CodeEditor } from "../../components/CodeEditor";
 import { TextField } from "../../components/Field";
@@ -14,7 +15,7 @@ import { ComposeChecks, Refusal, SERVER_CHECK_NOTE } from "./Checks";
 import { DeployConsole } from "./DeployConsole";
 import { EnvEditor } from "./EnvEditor";
 import { useDeployRun } from "./useDeployRun";
-import { composeProblems, type EnvRow, envProblems, fromRows, type Problem, SLUG_MAX, slugProblem } from "./validate";
+import { composeProblems, type EnvRow, envProblems, fromRows, type Problem, slugProblem } from "./validate";
 
 export const COMPOSE_PLACEHOLDER = `services:
   web:

@@ -4,10 +4,8 @@
  * writes nothing), so nothing here tries to repeat them.
  */
 import { type Document, isMap as isYamlMap, LineCounter, parseDocument } from "yaml";
+import { SLUG_MAX, SLUG_PATTERN } from "../../../shared/slug";
 
-/** The slug rule of the contract. */
-export const SLUG_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
-export const SLUG_MAX = 63;
 const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Why `slug` is not a valid app slug, or null. */

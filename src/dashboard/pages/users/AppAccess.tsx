@@ -1,13 +1,12 @@
 /** A user's app grants: chips that revoke, and a small form that grants by app slug. */
 import { useState } from "preact/hooks";
+import { isSlug } from "../../../shared/slug";
 import { api } from "../../api";
 import { ErrorText } from "../../components/Field";
 import { Icon } from "../../components/icons";
 import { useAction } from "../../hooks";
 import { toast } from "../../toast";
 import type { User } from "../../types";
-
-const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
 /** Grants of `user`; `onChange` reloads the list. */
 export function AppAccess({ user, onChange }: { user: User; onChange(): void }) {
@@ -20,7 +19,7 @@ export function AppAccess({ user, onChange }: { user: User; onChange(): void }) 
   const submit = async (e: Event) => {
     e.preventDefault();
     const s = slug.trim();
-    if (!SLUG.test(s) || s.length > 63) {
+    if (!isSlug(s)) {
       setInvalid("An app slug is lowercase letters and digits separated by single dashes, e.g. my-app");
       return;
     }
