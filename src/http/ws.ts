@@ -1,7 +1,7 @@
 /**
  * WebSocket plumbing shared by every stream: authentication at upgrade (the auth macro), same-origin check (close
- * 1008), 16 KiB read limit, a read deadline reset by any client frame, server pings, periodic re-authentication
- * (close 1008 when the credential no longer holds) and 1001 on shutdown. Streams only say what to send.
+ * 1008), 16 KiB read limit, a read deadline reset by any client frame (close 1008), server pings, periodic
+ * re-authentication (close 1008 when the credential no longer holds) and 1001 on shutdown. Streams only say what to send.
  */
 import type { ServerWebSocket } from "bun";
 import type { Clock } from "../lib/time";
@@ -119,7 +119,9 @@ export class WsHub {
     const now = this.deps.clock.now();
     for (const [raw, t] of this.socks) {
       if (now - t.lastRead >= this.timings.readDeadlineMs) {
-        this.closeRaw(raw, CLOSE.goingAway, "read deadline exceeded");
+        // the client broke the stream's keep-alive rule: 1001 would say the server is going away, 1000 that the
+        // stream is finished (a client would not reconnect); 1008 with the reason says what happened
+        this.closeRaw(raw, CLOSE.policy, "read deadline exceeded");
         continue;
       }
       if (now - t.lastPing >= this.timings.pingEveryMs) {

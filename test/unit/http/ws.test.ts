@@ -1,7 +1,4 @@
-/**
- * The shared WebSocket plumbing, exercised through the process-log stream: authentication at upgrade, the origin
- * check, flush-then-live, the read limit, read deadline, server pings, re-authentication and shutdown.
- */
+/** Stream sockets (http/ws.ts) on the process-log stream: auth, origin, read limit, deadline (1008), pings, re-auth, shutdown. */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { until } from "../../helpers/http";
 import { OP, rawWs } from "../../helpers/rawws";
@@ -70,12 +67,14 @@ describe("websocket streams", () => {
     expect(closed.code).toBe(1009);
   });
 
-  it("ping every client and close one that stays silent past the read deadline with 1001", async () => {
+  it("ping every client and close one that stays silent past the read deadline with 1008, not 1001", async () => {
     const port = Number(new URL(s.url).port);
     const silent = await rawWs(port, PATH, { cookie: `session=${s.root.cookie}`, origin: s.url });
     const started = Date.now();
     await until(() => silent.ended, { timeout: 3000, what: "the silent socket to close" });
-    expect(silent.closeCode).toBe(1001);
+    expect(silent.closeCode).toBe(1008);
+    const close = silent.frames.find((f) => f.opcode === OP.close);
+    expect(close?.payload.subarray(2).toString()).toBe("read deadline exceeded");
     expect(Date.now() - started).toBeGreaterThanOrEqual(500);
     expect(silent.frames.filter((f) => f.opcode === OP.ping).length).toBeGreaterThanOrEqual(2);
   });
