@@ -119,6 +119,8 @@ export function createUsers({ db, clock, repo, activity }: UserServiceDeps) {
       db.tx(() => {
         const u = must(id);
         keepsASuperAdmin(u);
+        // the grants go with the user (cascade): read them first so the snapshot keeps them
+        const grants = repo.grants(id);
         repo.delete(id);
         activity.record({
           actor,
@@ -126,7 +128,7 @@ export function createUsers({ db, clock, repo, activity }: UserServiceDeps) {
           action: "user_deleted",
           target: u.username,
           summary: `${actor.name} deleted user ${u.username}`,
-          before: { ...snap(u), app_access: repo.grants(id) },
+          before: { ...snap(u), app_access: grants },
         });
       });
     },

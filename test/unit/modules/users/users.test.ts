@@ -1,3 +1,4 @@
+/** User management over HTTP on a real server: create, list, update, delete, grants, and the activity each writes. */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { PASSWORD, startTestServer, type TestServer } from "../../../helpers/server";
 
@@ -106,13 +107,15 @@ describe("users", () => {
     expect(s.ctx.userRepo.grants(u.id)).toEqual([]);
   });
 
-  it("deletes a user", async () => {
-    const u = await s.user("tess", "viewer", ["blog"]);
+  it("deletes a user, and the user_deleted snapshot keeps the grants they had", async () => {
+    const u = await s.user("tess", "viewer", ["blog", "shop"]);
     expect((await s.root.del(`/api/users/${u.id}`)).status).toBe(204);
     expect((await u.get("/api/me")).status).toBe(401);
     expect((await s.root.get(`/api/users/${u.id}`)).status).toBe(404);
     const e = (await s.root.get("/api/activity?categories=system&limit=1")).json.entries[0];
     expect(e).toMatchObject({ action: "user_deleted", target: "tess" });
+    const detail = (await s.root.get(`/api/activity/${e.id}`)).json;
+    expect(detail.before_json).toEqual({ id: u.id, username: "tess", role: "viewer", app_access: ["blog", "shop"] });
   });
 
   it("commits a change and its activity entry together: if the entry cannot be written, the change is undone", async () => {
