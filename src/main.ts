@@ -2,8 +2,9 @@
  * Entry point of the `sundeck` executable: parses the command line (citty) and is the only place that exits the
  * process. Failures print one line on stderr and exit non-zero.
  */
-import { defineCommand, runCommand, showUsage } from "citty";
+import { defineCommand, runCommand } from "citty";
 import { failureOf } from "./cli/failure";
+import { printUsage } from "./cli/help";
 import { VERSION } from "./version";
 
 const main = defineCommand({
@@ -55,7 +56,7 @@ async function resolveSub(argv: string[]) {
 async function run(argv: string[]): Promise<number> {
   if (argv.length === 0 || argv.includes("--help") || argv.includes("-h")) {
     const [cmd, parent] = await resolveSub(argv);
-    await showUsage(cmd, parent);
+    await printUsage(cmd, parent);
     return argv.length === 0 ? 2 : 0;
   }
   if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) argv = ["version"];

@@ -6,6 +6,7 @@ import { ClientError } from "../client/errors";
 import { ConfigError } from "../config/schema";
 import { CliError } from "./errors";
 import { ExitCode } from "./exit";
+import { plain } from "./help";
 
 /** The end of a failed command: `line`, unless null, goes to stderr after "sundeck: ". */
 export interface Failure {
@@ -25,7 +26,7 @@ export function failureOf(e: unknown): Failure {
   if (isWorkFailure(e)) return { code: 1, line: e.message };
   // citty's own argument errors, our UsageError (named like them) and a client's bad flag value
   if (e instanceof ClientError || err?.name === "CLIError" || (typeof err?.code === "string" && err.code.startsWith("E_"))) {
-    const text = err.message.replace(/\x1b\[[0-9;]*m/g, "").replace(/\.$/, "");
+    const text = plain(err.message).replace(/\.$/, "");
     return { code: 2, line: `${text.charAt(0).toLowerCase()}${text.slice(1)} (see sundeck --help)` };
   }
   return { code: 1, line: err?.message ?? String(e) };

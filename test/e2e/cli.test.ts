@@ -218,6 +218,15 @@ describe("sundeck itself", () => {
     expect((await runCli(["--version"])).stdout).toBe(r.stdout);
   });
 
+  it("prints help as plain text when stdout is not a terminal", async () => {
+    for (const args of [["--help"], ["users", "--help"], ["apikey", "create", "--help"], []]) {
+      const r = await runCli(args);
+      expect(r.code).toBe(args.length ? 0 : 2);
+      expect(r.stdout).toContain("USAGE");
+      expect(r.stdout).not.toContain("\x1b[");
+    }
+  });
+
   it("exits 2 on an unknown command", async () => {
     const r = await runCli(["frobnicate"]);
     expect(r.code).toBe(2);
