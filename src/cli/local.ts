@@ -1,10 +1,10 @@
 /** Shared plumbing of the server-side commands: load the config like `serve` does and open the context quietly. */
-import { userInfo } from "node:os";
 import { loadConfig } from "../config/load";
 import { type Ctx, createContext } from "../context";
 import { LogSink } from "../log/logger";
 import type { Actor } from "../modules/activity/model";
 import { CliError } from "./errors";
+import { osUserName } from "./os-user";
 
 export const configArg = {
   config: { type: "string", description: "config file (default $SUNDECK_CONFIG or /etc/sundeck/config.yaml)", valueHint: "path" },
@@ -20,15 +20,9 @@ export function openLocal(configPath?: string): Ctx {
   return createContext(config, { configSource: source, logs: new LogSink({ stdout: false }) });
 }
 
-/** The activity actor of a command run on the host. */
+/** The activity actor of a command run on the host: the operating-system user who ran it. */
 export function cliActor(): Actor {
-  let name = "cli";
-  try {
-    name = userInfo().username || "cli";
-  } catch {
-    // no passwd entry for this uid
-  }
-  return { userId: null, name, source: "cli", ip: null };
+  return { userId: null, name: osUserName(), source: "cli", ip: null };
 }
 
 /** Print rows as JSON or as an aligned table. */

@@ -201,13 +201,18 @@ describe("sundeck apikey", () => {
     expect((await cli(["apikey", "revoke", "--id", String(row.id)])).stderr).toBe(`sundeck: no API key with id ${row.id}\n`);
   });
 
-  it("records CLI changes with actor source cli", async () => {
+  it("records CLI changes with actor source cli, named for the operating-system user who ran them", async () => {
+    // the commands ran without $USER or $LOGNAME, as from a cron job or a bare service environment
+    const osUser = Bun.spawnSync(["id", "-un"]).stdout.toString().trim();
+    expect(osUser).not.toBe("");
     const c = new Client(server.url);
     await c.post("/api/auth/login", { username: "alice", password: "alice-password" });
     const entries = (await c.get("/api/activity?categories=system&limit=200")).json.entries;
     const created = entries.find((e: any) => e.action === "user_created" && e.target === "bob");
-    expect(created).toMatchObject({ actor_source: "cli", ip: null });
-    expect(entries.some((e: any) => e.action === "apikey_revoked" && e.actor_source === "cli")).toBe(true);
+    expect(created).toMatchObject({ actor_source: "cli", actor_name: osUser, ip: null });
+    expect(created.summary).toStartWith(`${osUser} created user bob`);
+    const revoked = entries.find((e: any) => e.action === "apikey_revoked");
+    expect(revoked).toMatchObject({ actor_source: "cli", actor_name: osUser });
   });
 });
 
