@@ -10,7 +10,8 @@ export interface AppContainer {
   /** The first 12 characters of the container id. */
   id: string;
   name: string;
-  number: number;
+  /** The replica number compose gave it (null when the container has no compose label). */
+  number: number | null;
   state: string;
   status: string;
   /** healthy, unhealthy, starting, or null without a healthcheck. */
@@ -20,7 +21,8 @@ export interface AppContainer {
 /** One compose service of an app. */
 export interface AppService {
   name: string;
-  image: string;
+  /** null for a service built from source without an image name. */
+  image: string | null;
   replicas: number;
   /** `host-ip:published:target/protocol` */
   ports: string[];

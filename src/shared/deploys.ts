@@ -25,6 +25,12 @@ export interface Accepted {
   deploy_id: number | null;
 }
 
+/** 202 of POST /api/apps/{slug}/cancel: whether anything was running or waiting to cancel. */
+export interface CancelAccepted {
+  slug: string;
+  cancelled: boolean;
+}
+
 /** What a deploy log frame reports on. */
 export type DeployFrameAction = "pull" | "up" | "down" | "restart" | "scale" | "none";
 

@@ -1,5 +1,6 @@
 /** Apps, their compose versions, the deploy journal, and registry credentials. */
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { DeployStatus } from "../../shared/deploys";
 
 export const apps = sqliteTable("apps", {
   id: integer("id").primaryKey({ autoIncrement: true }),
@@ -56,8 +57,7 @@ export const deploys = sqliteTable(
     versionId: integer("version_id"),
     /** up, pull, rollback, start, stop, restart, scale, down */
     action: text("action").notNull(),
-    /** running, succeeded, failed, cancelled, interrupted */
-    status: text("status").notNull(),
+    status: text("status").$type<DeployStatus>().notNull(),
     error: text("error"),
     source: text("source").notNull(),
     startedAt: text("started_at").notNull(),

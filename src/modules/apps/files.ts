@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs
 import { join } from "node:path";
 import { sha256Hex } from "../../lib/crypto";
 import { ensurePrivateDir, writeFileAtomic } from "../../lib/fs";
-import { isSlug } from "./slug";
+import { isSlug } from "../../shared/slug";
 
 export const COMPOSE_FILE = "docker-compose.yml";
 export const ENV_FILE = ".env";

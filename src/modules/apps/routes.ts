@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import type { Ctx } from "../../context";
 import { notFound } from "../../lib/errors";
+import type { AppCompose } from "../../shared/apps";
 import { authPlugin } from "../auth/macro";
 import { mayMutateApps, seesAllApps } from "../auth/policy";
 import { requireApp } from "./lookup";
@@ -36,7 +37,8 @@ export function appRoutes(ctx: Ctx) {
         const a = app(params.slug);
         const f = ctx.appFiles.read(a.slug);
         if (!f) throw notFound();
-        return { slug: a.slug, compose: f.compose, hash: f.hash, current_version_id: a.currentVersionId };
+        const body: AppCompose = { slug: a.slug, compose: f.compose, hash: f.hash, current_version_id: a.currentVersionId };
+        return body;
       },
       { auth: READ, detail: { tags: ["apps"], summary: "The app's compose file as it is on disk" } },
     )

@@ -5,9 +5,10 @@
 import { exitCode } from "../../docker/exit-code";
 import type { ContainerSummary, Engine } from "../../docker/types";
 import type { Log } from "../../log/logger";
+import type { AppStatus } from "../../shared/apps";
 import type { AppRow } from "./repo";
 
-export type AppStatus = "running" | "degraded" | "stopped" | "failed" | "deploying" | "removed" | "unknown";
+export type { AppStatus };
 
 const PREFIX = "sundeck-";
 

@@ -9,6 +9,7 @@ import type { LogLine } from "../../docker/types";
 import { streamHandlers } from "../../http/stream";
 import { CLOSE } from "../../http/ws";
 import { parseDuration } from "../../lib/duration";
+import type { ContainerLogFrame } from "../../shared/apps";
 import { authPlugin } from "../auth/macro";
 
 /** `since` as unix seconds: an RFC 3339 time or a duration back from now; null when empty; NaN when malformed. */
@@ -24,7 +25,7 @@ export function parseSince(text: string | undefined, now: number): number | null
 }
 
 /** SPEC's container log frame of a line: `ts` only when the line has one. */
-export function logFrame(l: LogLine): { ts?: string; stream: string; line: string } {
+export function logFrame(l: LogLine): ContainerLogFrame {
   return l.ts ? { ts: l.ts, stream: l.stream, line: l.line } : { stream: l.stream, line: l.line };
 }
 

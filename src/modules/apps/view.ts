@@ -4,6 +4,8 @@ import type { AppLabels, ComposeProject, Endpoint } from "../../compose/model";
 import type { Prepared } from "../../compose/prepare";
 import { scalability } from "../../compose/scaling";
 import type { Secrets } from "../../lib/crypto";
+import type { AppView } from "../../shared/apps";
+import type { DeployStatus } from "../../shared/deploys";
 import type { AppFilesStore } from "./files";
 import { type AppRepo, type AppRow, appScale } from "./repo";
 import { type AppStatus, deriveStatus, type StatusBoard } from "./status";
@@ -14,7 +16,7 @@ export interface JournalReader {
   lastDeploy(
     appId: number,
   ):
-    | { id: number; action: string; status: string; error: string | null; startedAt: string; finishedAt: string | null }
+    | { id: number; action: string; status: DeployStatus; error: string | null; startedAt: string; finishedAt: string | null }
     | undefined;
 }
 
@@ -64,7 +66,7 @@ export function createAppViews(d: ViewDeps) {
     },
 
     /** The full view of one app. */
-    view(app: AppRow) {
+    view(app: AppRow): AppView {
       const containers = d.status.containers(app.slug);
       const status: AppStatus = deriveStatus(app, containers, d.busy(app.slug), d.status.up);
       const p = parsed(app);

@@ -3,13 +3,9 @@
  * single final frame. A deploy-logs stream that connects while nothing runs waits here for up to 3 seconds.
  */
 
-/** SPEC's deploy log frame. */
-export interface DeployFrame {
-  timestamp: string;
-  action: "pull" | "up" | "down" | "restart" | "scale" | "none";
-  output: string;
-  done: boolean;
-}
+import type { DeployFrame } from "../../shared/deploys";
+
+export type { DeployFrame };
 
 type Listener = (f: DeployFrame) => void;
 

@@ -2,10 +2,10 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db";
 import { composeVersions, deploys } from "../../db/schema";
+import type { DeployStatus } from "../../shared/deploys";
 
 export type VersionRow = typeof composeVersions.$inferSelect;
 export type DeployRow = typeof deploys.$inferSelect;
-export type DeployStatus = "running" | "succeeded" | "failed" | "cancelled" | "interrupted";
 
 /** Build the repository. */
 export function createDeployRepo(db: Db) {

@@ -7,6 +7,7 @@ import { formatEnvFile, parseEnvFile } from "../../compose/envfile";
 import type { Ctx } from "../../context";
 import { parseId, withStatus } from "../../http/respond";
 import { badRequest, notFound } from "../../lib/errors";
+import type { Accepted, AppVersion, AppVersionDetail, CancelAccepted, DeployRecord } from "../../shared/deploys";
 import { requireApp } from "../apps/lookup";
 import { checkSlug } from "../apps/slug";
 import { authPlugin } from "../auth/macro";
@@ -27,7 +28,7 @@ function envText(env: Record<string, unknown>): string {
 }
 
 /** The wire form of a deploy journal row. */
-function deployJson(d: DeployRow) {
+function deployJson(d: DeployRow): DeployRecord {
   return {
     id: d.id,
     action: d.action,
@@ -41,14 +42,14 @@ function deployJson(d: DeployRow) {
 }
 
 /** The wire form of a kept version (without its content). */
-function versionJson(v: VersionRow, currentId: number | null) {
+function versionJson(v: VersionRow, currentId: number | null): AppVersion {
   return {
     id: v.id,
     version: v.version,
     hash: v.hash,
     source: v.source,
     created_by: v.createdBy,
-    status: v.status,
+    status: v.status as AppVersion["status"],
     current: v.id === currentId,
     created_at: v.createdAt,
   };
@@ -58,7 +59,7 @@ function versionJson(v: VersionRow, currentId: number | null) {
 export function deployRoutes(ctx: Ctx) {
   const app = (slug: string) => requireApp(ctx.appRepo, slug);
   const accepted = (set: { status?: number | string }, slug: string, deployId: number | null) =>
-    withStatus(set, 202, { slug, deploy_id: deployId });
+    withStatus(set, 202, { slug, deploy_id: deployId } satisfies Accepted);
   const action = (summary: string) => ({ auth: WRITE, detail: { tags: ["apps"], summary } });
 
   return new Elysia({ name: "deploy-routes", prefix: "/api/apps" })
@@ -126,7 +127,8 @@ export function deployRoutes(ctx: Ctx) {
       "/:slug/cancel",
       ({ params, actor, set }) => {
         const c = ctx.deployer.cancel(params.slug, actor);
-        return withStatus(set, 202, { slug: params.slug, cancelled: c.running !== null || c.waiting !== null });
+        const body: CancelAccepted = { slug: params.slug, cancelled: c.running !== null || c.waiting !== null };
+        return withStatus(set, 202, body);
       },
       action("Cancel the running operation and the one waiting (202 also when nothing runs)"),
     )
@@ -199,11 +201,12 @@ export function deployRoutes(ctx: Ctx) {
         if (!v || v.appId !== a.id) throw notFound();
         const env = parseEnvFile(ctx.secrets.open(v.envSealed));
         const withValues = mayMutateApps(principal.user.role);
-        return {
+        const detail: AppVersionDetail = {
           ...versionJson(v, a.currentVersionId),
           compose: v.compose,
           env: Object.fromEntries(Object.entries(env).map(([k, val]) => [k, withValues ? val : null])),
         };
+        return detail;
       },
       {
         auth: READ,
