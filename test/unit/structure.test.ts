@@ -15,6 +15,13 @@ const RULES: Array<{ from: string; forbidden: string; why: string }> = [
   { from: "src/config", forbidden: "src/modules", why: "config is read before any module exists" },
   { from: "src/http", forbidden: "src/modules", why: "http/ is plumbing the modules use, not the other way round" },
   { from: "src/client", forbidden: "src/cli", why: "the client library does not decide how the CLI exits" },
+  { from: "src/proxy", forbidden: "src/modules", why: "the proxy knows addresses and its own interfaces, not the app around it" },
+  { from: "src/proxy", forbidden: "src/docker", why: "upstreams reach the proxy as addresses in its route table" },
+  { from: "src/proxy", forbidden: "src/config", why: "the edge (src/edge.ts) turns the config into the proxy's settings" },
+  { from: "src/proxy", forbidden: "src/context.ts", why: "the proxy is composed, it does not reach for the context" },
+  { from: "src/docker", forbidden: "src/modules", why: "docker/ is a side effect behind interfaces the modules use" },
+  { from: "src/compose", forbidden: "src/modules", why: "compose/ is pure steps the modules call" },
+  { from: "src/modules/apps", forbidden: "src/modules/deploys", why: "deploys use apps; apps never import deploys (no loop)" },
   { from: "src/shared", forbidden: ELSEWHERE, why: "shared wire types are isomorphic: they stand alone" },
   { from: "src", forbidden: "test", why: "nothing in src/ imports test/" },
 ];
@@ -56,9 +63,20 @@ describe("structure", () => {
     expect(violations(rule)).toEqual([]);
   });
 
+  it("keeps every source file of src/ at 400 lines or fewer (split past 400)", () => {
+    const long: string[] = [];
+    for (const f of new Glob("src/**/*.{ts,tsx}").scanSync(ROOT)) {
+      const lines = readFileSync(join(ROOT, f), "utf8").split("\n").length - 1;
+      if (lines > 400) long.push(`${f}: ${lines} lines`);
+    }
+    expect(long).toEqual([]);
+  });
+
   it("sees the imports it checks (a rule over no imports proves nothing)", () => {
     expect(importsOf("src/dashboard/types.ts")).toContain("src/shared/roles.ts");
     expect(importsOf("src/http/ws.ts")).toContain("src/shared/principal.ts");
+    expect(importsOf("src/modules/deploys/lifecycle.ts")).toContain("src/modules/apps/lookup.ts");
+    expect(importsOf("src/edge.ts")).toContain("src/docker/replicas.ts");
   });
 
   it("bundles the dashboard from src/dashboard/, src/shared/ and browser packages only", async () => {
