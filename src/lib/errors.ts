@@ -4,7 +4,8 @@
  */
 
 /** Statuses whose error line may carry a reason after the status text (CONTRACT: 400, 409, 413, 422; 401 for login). */
-const REASON_ALLOWED = new Set([400, 401, 409, 413, 422, 429]);
+// 503 names what is missing (Docker, the proxy): the operator can fix it, and it holds no path or internal detail
+const REASON_ALLOWED = new Set([400, 401, 409, 413, 422, 429, 503]);
 
 /** Standard status texts for the statuses we answer with. */
 export const STATUS_TEXT: Record<number, string> = {

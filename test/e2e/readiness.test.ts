@@ -1,12 +1,12 @@
 /**
  * "Healthy" means ready: a script that polls /api/health and deploys at its first 200 finds Docker detected and the
- * proxy listening, and a fresh start of the compiled binary prints no warnings.
+ * proxy listening, a fresh start of the compiled binary prints no warnings, and without Docker the CLI says why.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { freePort } from "../helpers/apps";
-import { binary, runCli } from "../helpers/binary";
+import { binary, runCli, startBinary } from "../helpers/binary";
 import { ensureTestImages, removeProject, requireDocker } from "../helpers/docker";
 import { tempDir } from "../helpers/tmp";
 
@@ -104,5 +104,26 @@ describe("a fresh start", () => {
     const [stdout, stderr] = await out;
     const warnings = `${stdout}\n${stderr}`.split("\n").filter((l) => /warn/i.test(l));
     expect(warnings).toEqual([]);
+  });
+});
+
+describe("a server without Docker", () => {
+  it("refuses a deploy with 503 naming what is missing, and the CLI prints that reason", async () => {
+    const port = await freePort();
+    const server = await startBinary(["--config", config], {
+      env: { DOCKER_HOST: `unix://${join(dir, "no-docker.sock")}`, SUNDECK_LISTEN_ADDR: `127.0.0.1:${port}` },
+    });
+    try {
+      const app = join(dir, "cli-app");
+      await Bun.write(join(app, "docker-compose.yml"), "services:\n  web:\n    image: sundeck-test/web:latest\n");
+      const home = join(dir, "home");
+      const r = await runCli(["apply", "-d", app], {
+        env: { HOME: home, XDG_CONFIG_HOME: join(home, ".config"), SUNDECK_URL: server.url, SUNDECK_API_KEY: key },
+      });
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain("Service Unavailable: docker unavailable: the docker engine is not reachable");
+    } finally {
+      await server.stop();
+    }
   });
 });
