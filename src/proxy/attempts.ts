@@ -8,8 +8,11 @@ import type { ConnInfo } from "./types";
 /** Methods safe to send twice (RFC 9110 9.2.2). */
 export const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
 
-/** Error codes meaning the connection was never made, so even a request with a body was not sent. */
-export const NOT_CONNECTED = new Set(["ECONNREFUSED", "ConnectionRefused"]);
+/**
+ * Connect errors meaning the replica never took the connection, so even a request with a body was not sent: refused,
+ * or reset as the connect completed (a server that exits resets the connections still in its accept queue).
+ */
+export const NOT_CONNECTED = new Set(["ECONNREFUSED", "ConnectionRefused", "ECONNRESET"]);
 
 /** Abort reason for an attempt whose replica left the route table. */
 export const GONE = new Error("upstream left the route table");

@@ -357,6 +357,7 @@ export class Exchange implements UpstreamUser {
       return;
     }
     // a response cut short: the client must not take it for a whole one
+    this.core.log.warn("upstream closed the connection mid-response", { app: this.a.route.app, upstream: this.a.upstream });
     this.finish();
     this.conn.link.terminate();
   }
