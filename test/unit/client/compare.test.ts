@@ -1,3 +1,4 @@
+/** Comparing local app files with the server's: which files differ, env by content, values masked. */
 import { describe, expect, it } from "bun:test";
 import { relative } from "node:path";
 import { appDiff, changes, type ServerApp } from "../../../src/client/compare";

@@ -1,3 +1,4 @@
+/** The client config file: its XDG path, a 0600 round-trip, clear errors for malformed files and values. */
 import { describe, expect, it } from "bun:test";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+/** The CLI's line diff: minimal edit scripts (checked on random input) and unified diffs patch applies. */
 import { describe, expect, it } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";

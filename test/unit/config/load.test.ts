@@ -1,3 +1,4 @@
+/** Loading the configuration: which file, defaults < file < SUNDECK_* env < flags, and its errors. */
 import { describe, expect, it } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+/** The configuration schema: the SPEC defaults, and one line naming the key for every invalid value. */
 import { describe, expect, it } from "bun:test";
 import { type Config, ConfigError, defaults, effectiveHttpListenAddr, validateConfig } from "../../../src/config/schema";
 

@@ -1,3 +1,4 @@
+/** Request body limits per route (1 MiB, 32 MiB upload-restore, 256 KiB certificates), answered with 413. */
 import { describe, expect, it } from "bun:test";
 import { BodyProblem, bodyLimit, MIB, parseBody } from "../../../src/http/body";
 

@@ -1,3 +1,4 @@
+/** Activity retention: pruned at start and nightly at 03:00 in batches; 0 keeps all; the API setting wins. */
 import { describe, expect, it } from "bun:test";
 import { createContext } from "../../../../src/context";
 import { LogSink } from "../../../../src/log/logger";

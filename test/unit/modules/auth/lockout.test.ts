@@ -1,3 +1,4 @@
+/** Login throttling and lockout: 10 a minute per IP, then (username, IP) locks doubling to 30 minutes. */
 import { afterAll, describe, expect, it } from "bun:test";
 import { createContext } from "../../../../src/context";
 import { LogSink } from "../../../../src/log/logger";

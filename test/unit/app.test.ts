@@ -1,7 +1,8 @@
+/** The global API rate limit: burst, then 429 with Retry-After; health exempt; by ip, a header or the path. */
 import { afterAll, describe, expect, it } from "bun:test";
-import { FakeClock } from "../../helpers/clock";
-import { Client } from "../../helpers/http";
-import { startTestServer, type TestServer } from "../../helpers/server";
+import { FakeClock } from "../helpers/clock";
+import { Client } from "../helpers/http";
+import { startTestServer, type TestServer } from "../helpers/server";
 
 const servers: TestServer[] = [];
 afterAll(async () => {

@@ -1,3 +1,4 @@
+/** API keys on a real server: sd_ keys stored as a keyed HMAC, their owner's rights, expiry, revocation. */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { hmacHex } from "../../../../src/lib/crypto";
 import { FakeClock } from "../../../helpers/clock";

@@ -1,3 +1,4 @@
+/** Health, the error and header conventions, the dashboard routes and system settings on a real server. */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { connect } from "node:net";
 import { Client } from "../../../helpers/http";

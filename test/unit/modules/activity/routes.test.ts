@@ -1,3 +1,4 @@
+/** The activity API on a real server: cursor pages, filters, redacted snapshots, the 200 cap, who sees what. */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { Actor, Category } from "../../../../src/modules/activity/model";
 import type { Client } from "../../../helpers/http";

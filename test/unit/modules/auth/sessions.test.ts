@@ -1,3 +1,4 @@
+/** Setup, login and sessions: the JWT cookie, one 401 line for every failure, logout and token versions. */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { SignJWT } from "jose";
 import { PASSWORD, startTestServer, type TestServer } from "../../../helpers/server";
