@@ -40,7 +40,10 @@ const fixtures = loadFixtures("ok");
 
 // without an engine the loop below registers nothing, so this is what fails (everywhere, not only in CI)
 it("finds a compose engine on this machine", () => {
-  expect(engines.map((e) => e.name), "no compose engine: install docker-compose (v1) or docker compose (v2)").not.toEqual([]);
+  expect(
+    engines.map((e) => e.name),
+    "no compose engine: install docker-compose (v1) or docker compose (v2)",
+  ).not.toEqual([]);
 });
 
 for (const engine of engines) {
