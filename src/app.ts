@@ -17,13 +17,13 @@ import { RateLimiter } from "./lib/ratelimit";
 import { activityRoutes } from "./modules/activity/routes";
 import { apiKeyRoutes } from "./modules/apikeys/routes";
 import { appRoutes } from "./modules/apps/routes";
-import { appStreamRoutes } from "./modules/apps/streams";
 import { authPlugin } from "./modules/auth/macro";
 import { authRoutes } from "./modules/auth/routes";
 import { certRoutes } from "./modules/certs/routes";
 import { deployRoutes } from "./modules/deploys/routes";
 import { deployStreamRoutes } from "./modules/deploys/streams";
 import { gitSyncRoutes } from "./modules/gitsync/routes";
+import { logRoutes } from "./modules/logs/routes";
 import { metricsRoutes } from "./modules/metrics/routes";
 import { registryRoutes } from "./modules/registries/routes";
 import { systemRoutes } from "./modules/system/routes";
@@ -67,9 +67,9 @@ export function createApp(ctx: Ctx) {
     .use(apiKeyRoutes(ctx))
     .use(activityRoutes(ctx))
     .use(appRoutes(ctx))
-    .use(appStreamRoutes(ctx))
     .use(deployRoutes(ctx))
     .use(deployStreamRoutes(ctx))
+    .use(logRoutes(ctx))
     .use(registryRoutes(ctx))
     .use(certRoutes(ctx))
     .use(metricsRoutes(ctx))

@@ -24,6 +24,7 @@ import { createSessions } from "./modules/auth/sessions";
 import { DeployOutput } from "./modules/deploys/output";
 import { createDeployRepo, type DeployRepo } from "./modules/deploys/repo";
 import { createDeployer, type Deployer } from "./modules/deploys/service";
+import { createLogHub, type LogHub } from "./modules/logs/hub";
 import { RequestStats } from "./modules/metrics/aggregator";
 import { createRequestStatsStore, parseTiers, type RequestStatsStore } from "./modules/metrics/request-stats";
 import { createRegistries, type Registries } from "./modules/registries/service";
@@ -64,6 +65,8 @@ export interface Ctx {
   appViews: AppViews;
   deployOutput: DeployOutput;
   deployer: Deployer;
+  /** Container logs: one engine follow per container, shared by every stream. */
+  logHub: LogHub;
   status: StatusBoard;
   reconciler: Reconciler;
   /** Request statistics per metrics tier: the proxy counts requests in memory, the edge flushes them here. */
@@ -117,7 +120,10 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     activity,
   });
   const settings = createSettings(db, clock, { auditRetentionDays: config.audit_retention_days, publicHost: config.public_host });
-  const ws = new WsHub({ clock, log: logs.logger("ws"), recheck: (p) => auth.recheck(p) }, opts.wsTimings ?? WS_TIMINGS);
+  const ws = new WsHub({ clock, log: logs.logger("ws"), recheck: (p) => auth.recheck(p) }, opts.wsTimings ?? WS_TIMINGS, {
+    maxOpen: config.streams.max_open,
+    maxPerUser: config.streams.max_per_user,
+  });
   const secrets = createSecrets(keys.encryption);
   const registries = createRegistries({ db, clock, secrets, activity });
   const docker = createDockerLayer(logs.logger("docker"));
@@ -155,6 +161,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     busy: (slug) => deployer.busy(slug),
     prepare: (slug, compose, env) => deployer.validate(slug, compose, env),
   });
+  const logHub = createLogHub({ engine: () => docker.engine, log: logs.logger("logs"), now: () => clock.now() });
   const reconciler = createReconciler({
     files: appFiles,
     repo: appRepo,
@@ -207,6 +214,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     appViews,
     deployOutput,
     deployer,
+    logHub,
     status,
     reconciler,
     requestStats,

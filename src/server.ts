@@ -91,6 +91,7 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
         await ctx.deployer.drain(DRAIN_GRACE_MS);
         ctx.status.stop();
         ctx.ws.shutdown();
+        ctx.logHub.stop();
         await stopWithin((force) => app.stop(force), STOP_GRACE_MS);
         ctx.db.close();
       })()),

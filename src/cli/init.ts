@@ -64,6 +64,11 @@ ${Object.entries(d.proxy)
   .map(([k, v]) => `  ${k}: ${v}`)
   .join("\n")}
 
+# WebSocket streams (deploy output, container logs, process logs) open at once, in all and per user.
+streams:
+  max_open: ${d.streams.max_open}
+  max_per_user: ${d.streams.max_per_user}
+
 # Host paths apps may bind-mount besides their own directory (for example a media library). Empty: none.
 # Only whoever edits this file can widen it; the data dir, the apps dir and the docker socket stay refused.
 compose:

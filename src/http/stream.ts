@@ -34,6 +34,12 @@ export function streamHandlers<Q, P>(
         raw.close(CLOSE.policy, "origin not allowed");
         return;
       }
+      const refused = ctx.ws.admit(data.principal);
+      if (refused) {
+        log.warn("websocket refused", { stream: name, reason: refused, user: data.principal.user.username });
+        raw.close(CLOSE.policy, refused);
+        return;
+      }
       const sock = ctx.ws.add(raw, data.principal);
       Promise.resolve()
         .then(() => start(sock, data))

@@ -1,7 +1,9 @@
 /**
  * WebSocket plumbing shared by every stream: authentication at upgrade (the auth macro), same-origin check (close
- * 1008), 16 KiB read limit, a read deadline reset by any client frame (close 1008), server pings, periodic
- * re-authentication (close 1008 when the credential no longer holds) and 1001 on shutdown. Streams only say what to send.
+ * 1008), caps on open streams in all and per user (close 1008), 16 KiB read limit, a read deadline reset by any client
+ * frame (close 1008), server pings, periodic re-authentication (close 1008 when the credential no longer holds), a
+ * bounded send buffer per socket and in all (a slow client is closed with 1011), and 1001 on shutdown. Streams only
+ * say what to send.
  */
 import type { ServerWebSocket } from "bun";
 import type { Clock } from "../lib/time";
@@ -21,7 +23,26 @@ export interface WsTimings {
 export const WS_TIMINGS: WsTimings = { readDeadlineMs: 5 * 60_000, pingEveryMs: 30_000, authRecheckMs: 60_000 };
 export const WS_READ_LIMIT = 16 * 1024;
 /** A client that lets this much pile up unsent is too slow to follow the stream. */
-export const WS_MAX_BUFFERED = 4 * 1024 * 1024;
+export const WS_MAX_BUFFERED = 1024 * 1024;
+/** What all sockets together may hold unsent; past it the sweeper closes the most behind first. */
+export const WS_TOTAL_BUFFERED = 64 * 1024 * 1024;
+
+/** Caps on open streams (config `streams.*`). */
+export interface WsLimits {
+  maxOpen: number;
+  maxPerUser: number;
+}
+
+/** Open streams against their caps, for operators (`GET /api/system/info`). */
+export interface WsStats {
+  open: number;
+  max_open: number;
+  max_per_user: number;
+  /** Streams refused by a cap since start. */
+  refused: number;
+  /** Streams closed because their client could not keep up, since start. */
+  too_slow: number;
+}
 
 /** Close codes of SPEC.md. */
 export const CLOSE = { normal: 1000, goingAway: 1001, policy: 1008, serverError: 1011 } as const;
@@ -42,6 +63,8 @@ export interface StreamSocket {
   readonly principal: Principal;
   /** Send one frame; objects and strings are JSON-encoded. Returns false once the socket is closed. */
   send(frame: unknown): boolean;
+  /** Send a frame already encoded as JSON text (one encoding shared by many sockets). */
+  sendText(json: string): boolean;
   close(code?: number, reason?: string): void;
   /** Run `fn` when the socket closes for any reason. */
   onClose(fn: () => void): void;
@@ -51,34 +74,65 @@ export interface StreamSocket {
 /** Tracks every open stream socket and enforces the timers with one sweeper. */
 export class WsHub {
   private readonly socks = new Map<Raw, Tracked>();
+  private readonly perUser = new Map<number, number>();
   private timer: ReturnType<typeof setInterval> | undefined;
+  private refused = 0;
+  private tooSlow = 0;
 
   constructor(
     private readonly deps: { clock: Clock; log: Log; recheck: (p: Principal) => Promise<Principal | null> },
     private readonly timings: WsTimings = WS_TIMINGS,
+    private readonly limits: WsLimits = { maxOpen: 1000, maxPerUser: 100 },
   ) {}
+
+  /** Why a new stream of `principal` is refused by a cap (counted), or null when it may open. */
+  admit(principal: Principal): string | null {
+    const mine = this.perUser.get(principal.user.id) ?? 0;
+    const why =
+      this.socks.size >= this.limits.maxOpen
+        ? `too many open streams (limit ${this.limits.maxOpen})`
+        : mine >= this.limits.maxPerUser
+          ? `too many open streams for this user (limit ${this.limits.maxPerUser})`
+          : null;
+    if (why) this.refused++;
+    return why;
+  }
+
+  /** Open streams against their caps. */
+  stats(): WsStats {
+    return {
+      open: this.socks.size,
+      max_open: this.limits.maxOpen,
+      max_per_user: this.limits.maxPerUser,
+      refused: this.refused,
+      too_slow: this.tooSlow,
+    };
+  }
 
   /** Start tracking a socket that passed the upgrade checks; returns its stream handle. */
   add(raw: Raw, principal: Principal): StreamSocket {
     const now = this.deps.clock.now();
     const t: Tracked = { principal, lastRead: now, lastPing: now, lastAuth: now, checking: false, cleanup: [] };
     this.socks.set(raw, t);
+    this.perUser.set(principal.user.id, (this.perUser.get(principal.user.id) ?? 0) + 1);
     this.ensureSweeper();
     const hub = this;
+    const sendText = (json: string) => {
+      if (!hub.socks.has(raw)) return false;
+      if (raw.getBufferedAmount() > WS_MAX_BUFFERED) {
+        hub.slow(raw);
+        return false;
+      }
+      raw.sendText(json);
+      return true;
+    };
     return {
       principal,
       get open() {
         return hub.socks.has(raw);
       },
-      send(frame) {
-        if (!hub.socks.has(raw)) return false;
-        if (raw.getBufferedAmount() > WS_MAX_BUFFERED) {
-          hub.closeRaw(raw, CLOSE.serverError, "client too slow");
-          return false;
-        }
-        raw.sendText(JSON.stringify(frame));
-        return true;
-      },
+      send: (frame) => sendText(JSON.stringify(frame)),
+      sendText,
       close(code = CLOSE.normal, reason) {
         hub.closeRaw(raw, code, reason);
       },
@@ -100,6 +154,10 @@ export class WsHub {
     const t = this.socks.get(raw);
     if (!t) return;
     this.socks.delete(raw);
+    const id = t.principal.user.id;
+    const left = (this.perUser.get(id) ?? 1) - 1;
+    if (left > 0) this.perUser.set(id, left);
+    else this.perUser.delete(id);
     for (const fn of t.cleanup) {
       try {
         fn();
@@ -114,9 +172,16 @@ export class WsHub {
     return this.socks.size;
   }
 
-  /** One pass of the timers: deadlines, pings, re-authentication. */
+  /** Close a socket whose client cannot keep up. */
+  private slow(raw: Raw): void {
+    this.tooSlow++;
+    this.closeRaw(raw, CLOSE.serverError, "client too slow");
+  }
+
+  /** One pass of the timers: deadlines, pings, re-authentication, and the budget of unsent bytes. */
   sweep(): void {
     const now = this.deps.clock.now();
+    this.enforceBudget();
     for (const [raw, t] of this.socks) {
       if (now - t.lastRead >= this.timings.readDeadlineMs) {
         // the client broke the stream's keep-alive rule: 1001 would say the server is going away, 1000 that the
@@ -141,6 +206,25 @@ export class WsHub {
             t.checking = false;
           });
       }
+    }
+  }
+
+  /** Past the total budget of unsent bytes, close the sockets furthest behind until back under it. */
+  private enforceBudget(): void {
+    let total = 0;
+    const behind: Array<[Raw, number]> = [];
+    for (const raw of this.socks.keys()) {
+      const n = raw.getBufferedAmount();
+      if (n === 0) continue;
+      total += n;
+      behind.push([raw, n]);
+    }
+    if (total <= WS_TOTAL_BUFFERED) return;
+    behind.sort((a, b) => b[1] - a[1]);
+    for (const [raw, n] of behind) {
+      if (total <= WS_TOTAL_BUFFERED) break;
+      this.slow(raw);
+      total -= n;
     }
   }
 

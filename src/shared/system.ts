@@ -15,6 +15,19 @@ export interface SystemInfo {
   proxy_connections: { open: number; refused: number; max: number; max_per_ip: number } | null;
   /** "ok", or why Docker cannot be used. */
   docker: string;
+  /**
+   * WebSocket streams open now against the `streams.*` caps, how many the caps refused and how many were closed for
+   * falling behind since start, and the containers whose logs are followed (one engine follow each, shared).
+   */
+  streams: {
+    open: number;
+    max_open: number;
+    max_per_user: number;
+    refused: number;
+    too_slow: number;
+    log_feeds: number;
+    log_viewers: number;
+  };
 }
 
 /** GET and PUT /api/system/public-host */

@@ -17,6 +17,8 @@ export interface RawWs {
   closeCode: number | null;
   ended: boolean;
   send(opcode: number, payload: Buffer | string): void;
+  /** Stop reading from the socket: a client too slow to keep up. */
+  pause(): void;
   destroy(): void;
 }
 
@@ -40,6 +42,7 @@ export function rawWs(port: number, path: string, headers: Record<string, string
         const masked = Buffer.from(data.map((b, i) => b ^ mask[i % 4]));
         sock.write(Buffer.concat([head, mask, masked]));
       },
+      pause: () => sock.pause(),
       destroy: () => sock.destroy(),
     };
     const extra = Object.entries(headers)

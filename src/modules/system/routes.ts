@@ -27,6 +27,7 @@ export function systemRoutes(ctx: Ctx) {
       "/system/info",
       (): SystemInfo => {
         const listeners = ctx.edge.listeners();
+        const logs = ctx.logHub.stats();
         const ports = listeners?.ports();
         return {
           version: VERSION,
@@ -45,6 +46,7 @@ export function systemRoutes(ctx: Ctx) {
               }
             : null,
           docker: ctx.docker.problem === null ? "ok" : ctx.docker.problem,
+          streams: { ...ctx.ws.stats(), log_feeds: logs.feeds, log_viewers: logs.viewers },
         };
       },
       { auth: { role: "any" }, detail: { tags: ["system"], summary: "Server version and mode" } },

@@ -1,5 +1,8 @@
 /** Stream sockets (http/ws.ts) on the process-log stream: auth, origin, read limit, deadline (1008), pings, re-auth, shutdown. */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { CLOSE, WsHub } from "../../../src/http/ws";
+import { systemClock } from "../../../src/lib/time";
+import { LogSink } from "../../../src/log/logger";
 import { until } from "../../helpers/http";
 import { OP, rawWs } from "../../helpers/rawws";
 import { startTestServer, type TestServer } from "../../helpers/server";
@@ -125,5 +128,50 @@ describe("websocket streams", () => {
     await p.waitFor((f) => f.length > 0);
     await t.stop();
     expect((await p.waitClose()).code).toBe(1001);
+  });
+});
+
+describe("a client that cannot keep up", () => {
+  it("is closed with 1011 once its unsent frames pass the bound, while a reading client gets every line", async () => {
+    const port = Number(new URL(s.url).port);
+    const slow = await rawWs(port, PATH, { cookie: `session=${s.root.cookie}`, origin: s.url });
+    slow.pause();
+    const reader = await openWs(s.url, PATH, { cookie: s.root.cookie });
+    const before = s.ctx.ws.stats().too_slow;
+    const log = s.ctx.logs.logger("flood");
+    const big = "x".repeat(7000);
+    // in bursts the reading client (on this same event loop) can keep up with; the paused one cannot
+    for (let i = 0; i < 3000; i++) {
+      log.warn(`flood ${i} ${big}`);
+      if (i % 50 === 49) await Bun.sleep(2);
+    }
+    await until(() => s.ctx.ws.stats().too_slow === before + 1, { timeout: 10_000, what: "the slow client closed" });
+    await reader.waitFor((f) => f.some((l) => String(l).includes("flood 2999 ")), 10_000);
+    expect(reader.closed).toBeNull();
+    slow.destroy();
+    reader.ws.close(1000);
+  });
+});
+
+describe("the budget of unsent bytes", () => {
+  it("closes the sockets furthest behind, and only as many as it takes to get back under 64 MiB", () => {
+    const hub = new WsHub({ clock: systemClock, log: new LogSink({ stdout: false }).logger("ws"), recheck: async (p) => p });
+    const MiB = 1024 * 1024;
+    const closed: Array<[number, number, string]> = [];
+    const principal = { user: { id: 1 } } as any;
+    const socks = [40, 5, 30, 0].map((mib, i) => {
+      const raw = {
+        getBufferedAmount: () => mib * MiB,
+        close: (code: number, reason: string) => closed.push([i, code, reason]),
+        ping() {},
+      } as any;
+      hub.add(raw, principal);
+      return raw;
+    });
+    hub.sweep();
+    expect(closed).toEqual([[0, CLOSE.serverError, "client too slow"]]);
+    expect(hub.stats()).toMatchObject({ open: 3, too_slow: 1 });
+    hub.shutdown();
+    expect(socks).toHaveLength(4);
   });
 });

@@ -3,7 +3,6 @@ import { describe, expect, it } from "bun:test";
 import type { ContainerSummary } from "../../../../src/docker/types";
 import type { AppRow } from "../../../../src/modules/apps/repo";
 import { deriveStatus } from "../../../../src/modules/apps/status";
-import { parseSince } from "../../../../src/modules/apps/streams";
 
 const app = (over: Partial<AppRow> = {}): AppRow => ({
   id: 1,
@@ -61,16 +60,5 @@ describe("app status", () => {
   it("is deploying while an operation runs, and unknown without an engine", () => {
     expect(deriveStatus(app(), [c("running")], true, true)).toBe("deploying");
     expect(deriveStatus(app(), [], false, false)).toBe("unknown");
-  });
-});
-
-describe("logs since", () => {
-  const now = Date.parse("2026-11-22T12:00:00Z");
-  it("takes durations back from now and RFC 3339 times, and rejects the rest", () => {
-    expect(parseSince("10m", now)).toBe((now - 600_000) / 1000);
-    expect(parseSince("2026-11-22T11:00:00Z", now)).toBe(Date.parse("2026-11-22T11:00:00Z") / 1000);
-    expect(parseSince("", now)).toBeNull();
-    expect(parseSince(undefined, now)).toBeNull();
-    expect(parseSince("yesterday", now)).toBeNaN();
   });
 });
