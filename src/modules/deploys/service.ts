@@ -6,17 +6,14 @@
 import type { Prepared } from "../../compose/prepare";
 import type { Db } from "../../db";
 import type { DockerLayer } from "../../docker";
-import type { Secrets } from "../../lib/crypto";
 import { badRequest, HttpError, notFound } from "../../lib/errors";
 import { type Clock, iso } from "../../lib/time";
 import type { Log } from "../../log/logger";
 import type { Actor } from "../activity/model";
 import type { Activity } from "../activity/service";
-import type { AppFilesStore } from "../apps/files";
 import { requireApp } from "../apps/lookup";
 import type { AppRepo, AppRow } from "../apps/repo";
-import type { Registries } from "../registries/service";
-import { createComposeRun } from "./compose-run";
+import { type ComposeRunDeps, createComposeRun } from "./compose-run";
 import { appEntry, createJournal } from "./journal";
 import { createLifecycle } from "./lifecycle";
 import { createOperations, type Job } from "./operations";
@@ -26,27 +23,16 @@ import type { DeployRepo } from "./repo";
 export { DockerDown } from "./compose-run";
 export type { Action } from "./operations";
 
-export interface DeployerDeps {
+/** What the deployer needs: the compose runner's dependencies, and the journal, activity and output around them. */
+export interface DeployerDeps extends Omit<ComposeRunDeps, "journal" | "docker"> {
   db: Db;
   clock: Clock;
   log: Log;
   activity: Activity;
   apps: AppRepo;
   repo: DeployRepo;
-  files: AppFilesStore;
   docker: DockerLayer;
-  registries: Registries;
-  secrets: Secrets;
   output: DeployOutput;
-  appsDir: string;
-  dataDir: string;
-  /** `compose.allowed_host_paths` of the server config. */
-  allowedHostPaths: string[];
-  /** Registry names applied to every app (config `registries`). */
-  globalRegistries: readonly string[];
-  /** Stabilisation window after `up`. */
-  stabilizeMs?: number;
-  settleMs?: number;
 }
 
 interface DeployOptions {
