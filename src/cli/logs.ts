@@ -9,7 +9,7 @@ export default defineCommand({
   args: {
     ...appArg,
     service: { type: "string", description: "compose service", default: "web", valueHint: "name" },
-    tail: { type: "string", description: "lines of history to print first", default: "100", valueHint: "n" },
+    tail: { type: "string", description: "lines of history to print first (at most 10000)", default: "100", valueHint: "n" },
     since: { type: "string", description: "only lines since a time (RFC 3339) or for a duration (10m)", valueHint: "when" },
     follow: { type: "boolean", alias: "f", description: "keep printing new lines until interrupted", default: false },
     timestamps: { type: "boolean", alias: "t", description: "prefix each line with its time", default: false },
@@ -17,7 +17,8 @@ export default defineCommand({
   },
   async run({ args }) {
     const slug = slugArg(args.app, "--app");
-    if (!/^\d+$/.test(args.tail)) throw new UsageError("--tail must be a whole number");
+    if (!/^\d+$/.test(args.tail) || Number(args.tail) > 10_000)
+      throw new UsageError("--tail must be a whole number from 0 to 10000");
     const api = connect(args);
     const print = (f: { ts?: string; stream?: string; line?: string }) => {
       const text = `${args.timestamps && f.ts ? `${f.ts} ` : ""}${f.line ?? ""}\n`;

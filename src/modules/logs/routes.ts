@@ -16,6 +16,8 @@ import { fromRing, type HubLine, hubLine, unixKey } from "./ring";
 
 /** Live lines a stream may hold back while its history is still being read; past it the stream is closed. */
 const MAX_PENDING = 10_000;
+/** Most history lines one stream may ask for (the CLI asks for this many when it reconnects with `since`). */
+const MAX_TAIL = 10_000;
 
 /** `since` as unix seconds: an RFC 3339 time or a duration back from now; null when empty; NaN when malformed. */
 export function parseSince(text: string | undefined, now: number): number | null {
@@ -109,8 +111,10 @@ export function logRoutes(ctx: Ctx) {
         const tail = c.query.tail === undefined || c.query.tail === "" ? 100 : Number(c.query.tail);
         const follow = c.query.follow !== "false";
         const since = parseSince(c.query.since, ctx.clock.now());
-        if (!Number.isInteger(tail) || tail < 0 || Number.isNaN(since)) {
-          sock.send({ error: "bad query: tail must be a whole number, since an RFC 3339 time or a duration such as 10m" });
+        if (!Number.isInteger(tail) || tail < 0 || tail > MAX_TAIL || Number.isNaN(since)) {
+          sock.send({
+            error: `bad query: tail must be a whole number from 0 to ${MAX_TAIL}, since an RFC 3339 time or a duration such as 10m`,
+          });
           return sock.close(CLOSE.normal);
         }
         if (!engine) {

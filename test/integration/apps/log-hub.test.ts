@@ -70,6 +70,18 @@ describe("container logs for many viewers", () => {
     await until(async () => (await s.root.get("/api/system/info")).json.streams.open === 0, { what: "streams closed" });
   }, 90_000);
 
+  it("refuses a history larger than 10,000 lines with one error frame, before asking the engine", async () => {
+    const before = [...follows.values()].reduce((a, b) => a + b, 0);
+    const ws = await openWs(s.url, `/api/apps/${SLUG}/logs?service=chat&tail=10001`, { cookie: s.root.cookie });
+    expect((await ws.waitClose()).code).toBe(1000);
+    expect(ws.frames).toEqual([
+      {
+        error: "bad query: tail must be a whole number from 0 to 10000, since an RFC 3339 time or a duration such as 10m",
+      },
+    ]);
+    expect([...follows.values()].reduce((a, b) => a + b, 0)).toBe(before);
+  });
+
   it("refuses a stream over the per-user cap with 1008 and the reason, and counts it", async () => {
     const t = await startDockerServer({ streams: { max_open: 1000, max_per_user: 2 } });
     try {
