@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { removeProject } from "./docker-cleanup";
 
 const { values } = parseArgs({ options: { apps: { type: "string", default: "20" } } });
 const APPS = Number(values.apps);
@@ -154,26 +155,7 @@ async function main() {
     await server.exited;
     // containers, networks and volumes by compose label (a compose `down` would need each app's file)
     for (const slug of slugs) {
-      const label = `label=com.docker.compose.project=sundeck-${slug}`;
-      for (const [list, rm] of [
-        [
-          ["ps", "-aq"],
-          ["rm", "-f"],
-        ],
-        [
-          ["network", "ls", "-q"],
-          ["network", "rm"],
-        ],
-        [
-          ["volume", "ls", "-q"],
-          ["volume", "rm", "-f"],
-        ],
-      ]) {
-        const ids = Bun.spawnSync(["docker", ...list, "--filter", label])
-          .stdout.toString()
-          .trim();
-        if (ids) Bun.spawnSync(["docker", ...rm, ...ids.split("\n")], { stdout: "ignore", stderr: "ignore" });
-      }
+      removeProject(`sundeck-${slug}`);
     }
     rmSync(dir, { recursive: true, force: true });
   }

@@ -6,17 +6,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { SystemInfo } from "../../src/shared/system";
 
 /** `streams` of GET /api/system/info. */
-export interface StreamsInfo {
-  open: number;
-  max_open: number;
-  max_per_user: number;
-  refused: number;
-  too_slow: number;
-  log_feeds: number;
-  log_viewers: number;
-}
+export type StreamsInfo = SystemInfo["streams"];
 
 /** The compiled server, running. */
 export interface Server {
@@ -164,31 +157,6 @@ export async function removeApp(s: Server, slug: string, timeoutMs = 60_000): Pr
   if (r.status === 404) return true;
   await r.arrayBuffer();
   return waitFor(async () => (await s.api(`/api/apps/${slug}`)).status === 404, `${slug} to go`, timeoutMs).catch(() => false);
-}
-
-/** Containers, networks and volumes of compose project `project` (what DELETE missed, or an interrupted run left). */
-export function removeProject(project: string): void {
-  const label = `label=com.docker.compose.project=${project}`;
-  const lists: Array<[string[], string[]]> = [
-    [
-      ["ps", "-aq"],
-      ["rm", "-f"],
-    ],
-    [
-      ["network", "ls", "-q"],
-      ["network", "rm"],
-    ],
-    [
-      ["volume", "ls", "-q"],
-      ["volume", "rm", "-f"],
-    ],
-  ];
-  for (const [list, rm] of lists) {
-    const ids = Bun.spawnSync(["docker", ...list, "--filter", label])
-      .stdout.toString()
-      .trim();
-    if (ids) Bun.spawnSync(["docker", ...rm, ...ids.split("\n")], { stdout: "ignore", stderr: "ignore" });
-  }
 }
 
 /** Compose projects named `sundeck-<prefix>...` that exist now (leftovers of an interrupted run). */

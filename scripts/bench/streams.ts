@@ -15,6 +15,7 @@ import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { AppView } from "../../src/shared/apps";
+import { removeProject } from "./docker-cleanup";
 import { EngineFollower, Follower, StallMeter } from "./streams-follower";
 import {
   cpuOf,
@@ -23,7 +24,6 @@ import {
   leftoverProjects,
   machineCpu,
   removeApp,
-  removeProject,
   rssOf,
   type Server,
   type StreamsInfo,
