@@ -49,6 +49,13 @@ audit_retention_days: ${d.audit_retention_days}
 metrics:
   tiers:
 ${d.metrics.tiers.map((t) => `    - { name: ${q(t.name)}, resolution: ${t.resolution}, retention: ${t.retention} }`).join("\n")}
+  # GET /metrics in the Prometheus text format, on the management port, for API keys of admins.
+  prometheus: ${d.metrics.prometheus}
+
+# Alert webhooks reach public addresses only. true lets receivers on private addresses (a LAN) through;
+# the server logs a warning at start while it is on.
+webhooks:
+  allow_private_destinations: ${d.webhooks.allow_private_destinations}
 
 # Request rate limit of the API. Proxied apps are limited only when their sundeck.ratelimit.* labels ask for it;
 # fields the labels leave out come from here.

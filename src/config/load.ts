@@ -56,6 +56,8 @@ const ENV_KEYS: Record<string, [string, "string" | "int" | "list" | "bool"]> = {
   SUNDECK_TRUSTED_PROXIES: ["trusted_proxies", "list"],
   SUNDECK_PROXY_MAX_CONNECTIONS: ["proxy.max_connections", "int"],
   SUNDECK_STREAMS_MAX_OPEN: ["streams.max_open", "int"],
+  SUNDECK_METRICS_PROMETHEUS: ["metrics.prometheus", "bool"],
+  SUNDECK_WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: ["webhooks.allow_private_destinations", "bool"],
   SUNDECK_STREAMS_MAX_PER_USER: ["streams.max_per_user", "int"],
   SUNDECK_PROXY_MAX_CONNECTIONS_PER_IP: ["proxy.max_connections_per_ip", "int"],
   SUNDECK_GIT_SYNC_ENABLED: ["git_sync.enabled", "bool"],

@@ -105,7 +105,19 @@ export const ConfigSchema = T.Object(
     ),
     master_secret: hint(T.String({ minLength: 16 }), "is required and must be at least 16 characters"),
     audit_retention_days: hint(T.Integer({ minimum: 0, maximum: 36500 }), "must be a whole number of days, 0 keeps forever"),
-    metrics: T.Object({ tiers: T.Array(Tier, { minItems: 1, maxItems: 8 }) }, { additionalProperties: false }),
+    metrics: T.Object(
+      {
+        tiers: T.Array(Tier, { minItems: 1, maxItems: 8 }),
+        /** Serve `GET /metrics` (Prometheus text format) on the management listener to API keys of admins. */
+        prometheus: hint(T.Boolean(), "must be true or false"),
+      },
+      { additionalProperties: false },
+    ),
+    /** Alert webhook destinations; private addresses are refused unless allowed here (receivers on a LAN). */
+    webhooks: T.Object(
+      { allow_private_destinations: hint(T.Boolean(), "must be true or false") },
+      { additionalProperties: false },
+    ),
     ratelimit: T.Object(
       {
         requests: hint(T.Integer({ minimum: 1 }), "must be a positive whole number"),
@@ -152,7 +164,9 @@ export function defaults(): Config {
         { name: "5m", resolution: "5m", retention: "30d" },
         { name: "1h", resolution: "1h", retention: "8760h" },
       ],
+      prometheus: false,
     },
+    webhooks: { allow_private_destinations: false },
     ratelimit: { requests: 200, window: "60s", burst: 50, by: "ip" },
     proxy: {
       max_connections: 4096,

@@ -5,6 +5,7 @@
 import m0000 from "./0000_init.sql" with { type: "text" };
 import m0001 from "./0001_apps.sql" with { type: "text" };
 import m0002 from "./0002_request_stats.sql" with { type: "text" };
+import m0003 from "./0003_metrics_alerts.sql" with { type: "text" };
 
 export interface Migration {
   tag: string;
@@ -15,4 +16,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { tag: "0000_init", sql: m0000 },
   { tag: "0001_apps", sql: m0001 },
   { tag: "0002_request_stats", sql: m0002 },
+  { tag: "0003_metrics_alerts", sql: m0003 },
 ];

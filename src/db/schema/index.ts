@@ -1,5 +1,6 @@
 /** Every table, for drizzle and drizzle-kit. */
 export * from "./activity";
+export * from "./alerts";
 export * from "./apps";
 export * from "./auth";
 export * from "./metrics";
