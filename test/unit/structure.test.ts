@@ -27,7 +27,7 @@ const RULES: Array<{ from: string; forbidden: string; why: string }> = [
 ];
 
 /** Packages the browser bundle may contain (under node_modules/). */
-const BROWSER_PACKAGES = ["preact", "yaml"];
+const BROWSER_PACKAGES = ["preact", "uplot", "yaml"];
 
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)["']([^"']+)["']/g;
 
