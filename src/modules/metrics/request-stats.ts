@@ -1,7 +1,7 @@
 /**
  * Request statistics storage: the proxy's 10-second batches are merged into every metrics tier (raw, 1m, 5m, 1h by
  * default) off the request path, kept per the tier's retention, and read back for a range from the tier that gives
- * a sensible number of points (the last hour from raw, a day from 1m, a week from 5m, beyond from 1h).
+ * a sensible number of points (tierFor: the last hour from raw, a day from 1m, a week from 5m, beyond from 1h).
  */
 import type { Db } from "../../db";
 import { parseDuration } from "../../lib/duration";
@@ -15,8 +15,18 @@ export interface Tier {
   retentionMs: number;
 }
 
-/** Most points a range is answered with; past it the next coarser tier is used. */
-const MAX_POINTS = 2100;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/**
+ * The range each tier answers up to, by position (finest first): SPEC's table for the default tiers, raw for the
+ * last hour, 1m up to 24h, 5m up to a week; further tiers of a longer custom list take 30d and a year. The coarsest
+ * tier answers everything beyond.
+ */
+const RANGE_LADDER_MS = [HOUR, DAY, 7 * DAY, 30 * DAY, 365 * DAY];
+
+/** Most points a tier may answer a range with; a custom tier past it hands the range to the next coarser one. */
+export const MAX_POINTS = 4000;
 
 /** The configured tiers, finest first. */
 export function parseTiers(tiers: ReadonlyArray<{ name: string; resolution: string; retention: string }>): Tier[] {
@@ -25,9 +35,19 @@ export function parseTiers(tiers: ReadonlyArray<{ name: string; resolution: stri
     .sort((a, b) => a.resolutionMs - b.resolutionMs);
 }
 
-/** The tier for a range: the finest one that keeps the range and answers it in at most MAX_POINTS buckets. */
+/**
+ * The tier for a range (metrics and request stats alike): the finest tier whose place in RANGE_LADDER_MS covers the
+ * range, skipping a tier that does not keep the range (retention) or would answer it with more than MAX_POINTS
+ * points; the coarsest tier when none does. With the default tiers this is exactly SPEC's table
+ * (<= 1h raw, <= 24h 1m, <= 7d 5m, beyond 1h).
+ */
 export function tierFor(tiers: Tier[], rangeMs: number): Tier {
-  return tiers.find((t) => t.retentionMs >= rangeMs && rangeMs / t.resolutionMs <= MAX_POINTS) ?? tiers[tiers.length - 1];
+  const last = tiers.length - 1;
+  for (let i = 0; i < last && i < RANGE_LADDER_MS.length; i++) {
+    const t = tiers[i];
+    if (rangeMs <= RANGE_LADDER_MS[i] && rangeMs <= t.retentionMs && rangeMs / t.resolutionMs <= MAX_POINTS) return t;
+  }
+  return tiers[last];
 }
 
 export interface RequestStatsStoreDeps {

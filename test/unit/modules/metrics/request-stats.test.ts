@@ -13,12 +13,33 @@ const tiers = parseTiers(defaults().metrics.tiers);
 const H = 3_600_000;
 
 describe("metrics tiers", () => {
-  it("answer the last hour from raw, a day from 1m, a week from 5m, and beyond from 1h", () => {
-    expect(tierFor(tiers, H).name).toBe("raw");
-    expect(tierFor(tiers, 24 * H).name).toBe("1m");
-    expect(tierFor(tiers, 7 * 24 * H).name).toBe("5m");
-    expect(tierFor(tiers, 30 * 24 * H).name).toBe("1h");
-    expect(tierFor(tiers, 400 * 24 * H).name).toBe("1h");
+  const D = 24 * H;
+  it.each([
+    ["30m", H / 2, "raw"],
+    ["1h", H, "raw"],
+    ["2h", 2 * H, "1m"],
+    ["24h", 24 * H, "1m"],
+    ["25h", 25 * H, "5m"],
+    ["7d", 7 * D, "5m"],
+    ["8d", 8 * D, "1h"],
+    ["30d", 30 * D, "1h"],
+    ["1y", 365 * D, "1h"],
+    ["400d", 400 * D, "1h"],
+  ])("answer %s from the %s tier (SPEC's table)", (_, range, tier) => {
+    expect(tierFor(tiers, range as number).name).toBe(tier as string);
+  });
+
+  it("skip a custom tier that does not keep the range or would answer it with too many points", () => {
+    const custom = parseTiers([
+      { name: "fine", resolution: "100ms", retention: "30m" },
+      { name: "mid", resolution: "1m", retention: "2h" },
+      { name: "coarse", resolution: "1h", retention: "8760h" },
+    ]);
+    // 30m at 100 ms would be 18,000 points
+    expect(tierFor(custom, 30 * 60_000).name).toBe("mid");
+    expect(tierFor(custom, 60_000).name).toBe("fine");
+    // 1m keeps only 2h
+    expect(tierFor(custom, 3 * H).name).toBe("coarse");
   });
 });
 
