@@ -24,6 +24,7 @@ import { deployRoutes } from "./modules/deploys/routes";
 import { deployStreamRoutes } from "./modules/deploys/streams";
 import { gitSyncRoutes } from "./modules/gitsync/routes";
 import { logRoutes } from "./modules/logs/routes";
+import { prometheusRoutes } from "./modules/metrics/prometheus-routes";
 import { metricsRoutes } from "./modules/metrics/routes";
 import { registryRoutes } from "./modules/registries/routes";
 import { systemRoutes } from "./modules/system/routes";
@@ -73,6 +74,7 @@ export function createApp(ctx: Ctx) {
     .use(registryRoutes(ctx))
     .use(certRoutes(ctx))
     .use(metricsRoutes(ctx))
+    .use(prometheusRoutes(ctx))
     .use(gitSyncRoutes(ctx));
 
   let doc: unknown;

@@ -15,6 +15,7 @@ import type { AppRepo } from "./modules/apps/repo";
 import type { AppViews } from "./modules/apps/view";
 import type { RequestStats } from "./modules/metrics/aggregator";
 import type { RequestStatsStore } from "./modules/metrics/request-stats";
+import type { RequestTotals } from "./modules/metrics/totals";
 import { type CertManager, challengeOrder, createCertManager } from "./proxy/certs/manager";
 import { createCertStore } from "./proxy/certs/store";
 import type { EngineLimits } from "./proxy/h1/limits";
@@ -65,6 +66,8 @@ export interface Edge {
   listeners(): Listeners | null;
   /** The route table in use, null until started. */
   table(): RouteTable | null;
+  /** Requests counted per app since the process started (the Prometheus exposition reads them). */
+  totals(): RequestTotals;
 }
 
 /** The route table's defaults from the configuration: the global rate limit and TLS mode. */
@@ -247,5 +250,6 @@ export function createEdge(d: EdgeDeps): Edge {
     certs: () => certs,
     listeners: () => listeners,
     table: () => table,
+    totals: () => d.stats.totals,
   };
 }

@@ -8,6 +8,7 @@ import { systemClock } from "../../lib/time";
 import type { RequestSample, StatsSink } from "../../proxy/types";
 import { addHist, denseHist, HIST_BUCKETS, histIndex, newHist, percentiles, sparseHist } from "./histogram";
 import { normalizePath } from "./paths";
+import { RequestTotals } from "./totals";
 
 export type StatusClass = "1xx" | "2xx" | "3xx" | "4xx" | "5xx";
 
@@ -82,6 +83,8 @@ export class RequestStats implements StatsSink {
   private pending = 0;
   /** Samples or buckets thrown away by the caps (for the process log). */
   dropped = 0;
+  /** Counters since the process started, never drained (the Prometheus exposition reads them). */
+  readonly totals: RequestTotals;
 
   constructor(opts: RequestStatsOptions = {}) {
     this.clock = opts.clock ?? systemClock;
@@ -89,9 +92,11 @@ export class RequestStats implements StatsSink {
     this.maxApps = opts.maxApps ?? 1000;
     this.maxPaths = opts.maxPaths ?? 200;
     this.maxPending = opts.maxPending ?? 3000;
+    this.totals = new RequestTotals(this.maxApps);
   }
 
   record(app: string, s: RequestSample): void {
+    this.totals.record(app, s.status, s.ms, s.bytes);
     const now = this.clock.now();
     const start = now - (now % this.bucketMs);
     let a = this.apps.get(app);
