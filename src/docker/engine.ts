@@ -52,6 +52,12 @@ export function createEngine(opts: EngineOptions = {}): Engine {
 
     inspect: (id) => http.json("GET", `/containers/${encodeURIComponent(id)}/json`),
 
+    // one-shot: the engine answers with one reading at once instead of waiting a second for a second one
+    stats: (id) =>
+      http.json("GET", `/containers/${encodeURIComponent(id)}/stats`, { query: { stream: false, "one-shot": true } }),
+
+    info: () => http.json("GET", "/info"),
+
     logs: (id, o) => logs(http, engine, id, o),
 
     events: (o) => events(http, o),

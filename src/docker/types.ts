@@ -116,6 +116,10 @@ export interface Engine {
   /** Containers, all states, optionally of one compose project. */
   containers(filter?: { project?: string; labels?: string[] }): Promise<ContainerSummary[]>;
   inspect(id: string): Promise<any>;
+  /** One stats reading of a container (`GET /containers/{id}/stats?stream=false&one-shot=true`), the engine's JSON. */
+  stats(id: string): Promise<any>;
+  /** The engine's `GET /info` (DockerRootDir, cgroup version and driver, ...). */
+  info(): Promise<any>;
   /**
    * Log lines of a container; ends when the container stops (follow) or the history is sent, and quietly on abort.
    * `since` is unix seconds (fractional allowed); `tail` lines of history (all when omitted).
