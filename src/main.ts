@@ -26,6 +26,7 @@ const main = defineCommand({
     diff: () => import("./cli/diff").then((m) => m.default),
     sync: () => import("./cli/sync").then((m) => m.default),
     logs: () => import("./cli/logs").then((m) => m.default),
+    top: () => import("./cli/top").then((m) => m.default),
     start: () => import("./cli/lifecycle").then((m) => m.start),
     stop: () => import("./cli/lifecycle").then((m) => m.stop),
     restart: () => import("./cli/lifecycle").then((m) => m.restart),
