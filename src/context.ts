@@ -27,6 +27,7 @@ import { createDeployer, type Deployer } from "./modules/deploys/service";
 import { createLogHub, type LogHub } from "./modules/logs/hub";
 import { RequestStats } from "./modules/metrics/aggregator";
 import { createRequestStatsStore, parseTiers, type RequestStatsStore } from "./modules/metrics/request-stats";
+import { createMetricsService, type MetricsService } from "./modules/metrics/service";
 import { createRegistries, type Registries } from "./modules/registries/service";
 import { createSettings, type Settings } from "./modules/system/settings";
 import { createUserRepo, type UserRepo } from "./modules/users/repo";
@@ -71,6 +72,8 @@ export interface Ctx {
   reconciler: Reconciler;
   /** Request statistics per metrics tier: the proxy counts requests in memory, the edge flushes them here. */
   requestStats: RequestStatsStore;
+  /** Container and host metrics: collected every 10 s, rolled up into the metrics tiers, pruned, queried by range. */
+  metrics: MetricsService;
   /** The reverse proxy wired to the apps, built complete; the server starts and stops it. */
   edge: Edge;
 }
@@ -89,6 +92,8 @@ export interface ContextOptions {
     reconcileEveryMs?: number;
     reconcileDebounceMs?: number;
     statusEveryMs?: number;
+    /** Metrics collection interval (10 s); 0 turns the timer off (tests call ctx.metrics.tick()). */
+    metricsEveryMs?: number;
   };
 }
 
@@ -173,6 +178,14 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     debounceMs: t.reconcileDebounceMs,
   });
   const requestStats = createRequestStatsStore({ db, clock, log: logs.logger("stats"), tiers: parseTiers(config.metrics.tiers) });
+  const metrics = createMetricsService({
+    db,
+    clock,
+    log: logs.logger("metrics"),
+    tiers: parseTiers(config.metrics.tiers),
+    collector: null,
+    everyMs: t.metricsEveryMs,
+  });
   const trusted = new CidrSet(config.trusted_proxies);
   const proxyToken = randomHex(24);
   const edge = createEdge({
@@ -218,6 +231,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     status,
     reconciler,
     requestStats,
+    metrics,
     edge,
   };
 }

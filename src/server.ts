@@ -70,6 +70,8 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
   const shownHost = hostname === "0.0.0.0" ? "127.0.0.1" : hostname.includes(":") ? `[${hostname}]` : hostname;
   const url = `http://${shownHost}:${server.port}`;
   const stopNightly = startNightly(ctx);
+  // catches up on rollups in the background, then collects every 10 s
+  void ctx.metrics.start();
   // the first pass may start deploys; it runs in the background so the API is up at once
   void ctx.reconciler.start().catch((e) => log.error("reconciler failed to start", { error: (e as Error).message }));
   log.info(`sundeck ${VERSION} (${COMMIT}) management api and dashboard on ${url}`, {
@@ -90,6 +92,7 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
         await ctx.edge.stop(STOP_GRACE_MS);
         await ctx.deployer.drain(DRAIN_GRACE_MS);
         ctx.status.stop();
+        await ctx.metrics.stop();
         ctx.ws.shutdown();
         ctx.logHub.stop();
         await stopWithin((force) => app.stop(force), STOP_GRACE_MS);
