@@ -7,8 +7,13 @@ import type {
   ActivityDetail,
   ActivityFilter,
   ActivityPage,
+  AlertHistoryFilter,
+  AlertHistoryPage,
+  AlertRule,
+  AlertRuleInput,
   ApiKey,
   AppCompose,
+  AppMetrics,
   AppVersion,
   AppVersionDetail,
   AppView,
@@ -24,8 +29,14 @@ import type {
   SetupStatus,
   SignedIn,
   SystemInfo,
+  SystemMetrics,
   UploadedCert,
   User,
+  WebhookDelivery,
+  WebhookDestination,
+  WebhookInput,
+  WebhookTestRequest,
+  WebhookTestResult,
 } from "./types";
 
 /** A failed API call; `message` is the server's text, safe to show. */
@@ -92,6 +103,17 @@ export function activityQuery(f: ActivityFilter): string {
   const q = new URLSearchParams();
   if (f.categories?.length) q.set("categories", f.categories.join(","));
   if (f.app) q.set("app", f.app);
+  if (f.limit) q.set("limit", String(f.limit));
+  if (f.before) q.set("before", String(f.before));
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+/** Query string of an alert history filter. */
+export function historyQuery(f: AlertHistoryFilter): string {
+  const q = new URLSearchParams();
+  if (f.app) q.set("app", f.app);
+  if (f.state) q.set("state", f.state);
   if (f.limit) q.set("limit", String(f.limit));
   if (f.before) q.set("before", String(f.before));
   const s = q.toString();
@@ -195,5 +217,29 @@ export const api = {
     removeCert: (slug: string, domain: string) => request<void>("DELETE", `/api/apps/${enc(slug)}/certs/${enc(domain)}`),
     requestStats: (slug: string, range: string) =>
       request<RequestStats>("GET", `/api/apps/${enc(slug)}/request-stats?range=${enc(range)}`),
+    metrics: (slug: string, range: string) => request<AppMetrics>("GET", `/api/apps/${enc(slug)}/metrics?range=${enc(range)}`),
+  },
+
+  systemMetrics: (range: string) => request<SystemMetrics>("GET", `/api/metrics/system?range=${enc(range)}`),
+
+  alerts: {
+    rules: () => request<AlertRule[]>("GET", "/api/alerts/rules"),
+    create: (rule: Partial<AlertRuleInput>) => request<AlertRule>("POST", "/api/alerts/rules", rule),
+    update: (id: number, rule: Partial<AlertRuleInput>) => request<AlertRule>("PUT", `/api/alerts/rules/${id}`, rule),
+    remove: (id: number) => request<void>("DELETE", `/api/alerts/rules/${id}`),
+    /** Hold notifications back until `until` (RFC 3339); null lifts the silence. */
+    silence: (id: number, until: string | null) => request<AlertRule>("POST", `/api/alerts/rules/${id}/silence`, { until }),
+    history: (f: AlertHistoryFilter, signal?: AbortSignal) =>
+      request<AlertHistoryPage>("GET", `/api/alerts/history${historyQuery(f)}`, undefined, { signal }),
+  },
+
+  webhooks: {
+    list: () => request<WebhookDestination[]>("GET", "/api/webhooks"),
+    create: (w: WebhookInput) => request<WebhookDestination>("POST", "/api/webhooks", w),
+    update: (id: number, w: WebhookInput) => request<WebhookDestination>("PUT", `/api/webhooks/${id}`, w),
+    remove: (id: number) => request<void>("DELETE", `/api/webhooks/${id}`),
+    /** With `id`, the stored destination's url, kind and secret are used for what `t` leaves out. */
+    test: (t: Partial<WebhookTestRequest> & { id?: number }) => request<WebhookTestResult>("POST", "/api/webhooks/test", t),
+    deliveries: (id: number) => request<WebhookDelivery[]>("GET", `/api/webhooks/${id}/deliveries`),
   },
 };

@@ -50,3 +50,23 @@ export function useTheme(): [Theme, (t: Theme) => void] {
   };
   return [theme, set];
 }
+
+/**
+ * The theme in effect, following both the toggle (`data-theme` on <html>, set by any component) and the system
+ * setting; for canvases, which cannot take colours from CSS by themselves.
+ */
+export function useEffectiveTheme(): Theme {
+  const [theme, setState] = useState<Theme>(effectiveTheme);
+  useEffect(() => {
+    const update = () => setState(effectiveTheme());
+    const m = media();
+    m.addEventListener("change", update);
+    const mo = new MutationObserver(update);
+    mo.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+    return () => {
+      m.removeEventListener("change", update);
+      mo.disconnect();
+    };
+  }, []);
+  return theme;
+}

@@ -18,6 +18,8 @@ interface NavItem {
 export const NAV: NavItem[] = [
   { href: "/", label: "Overview" },
   { href: "/apps", label: "Apps", also: ["/new-app"] },
+  { href: "/alerts", label: "Alerts" },
+  { href: "/webhooks", label: "Webhooks" },
   { href: "/activity", label: "Activity" },
   { href: "/apikeys", label: "API keys" },
   { href: "/users", label: "Users", superOnly: true },

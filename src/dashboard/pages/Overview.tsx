@@ -1,4 +1,7 @@
-/** Home: who you are, what this server is, and the recent activity feed (refreshed while the page is open). */
+/**
+ * Home: who you are, the host's last hour (charts), what this server is, and the recent activity feed (refreshed
+ * while the page is open).
+ */
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ActivityItem } from "../components/ActivityItem";
@@ -9,6 +12,7 @@ import { Link } from "../router";
 import { useSession } from "../session";
 import { useSystemInfo } from "../sysinfo";
 import { ROLE_LABELS } from "../types";
+import { HostCharts } from "./HostCharts";
 
 const REFRESH_MS = 15_000;
 
@@ -85,6 +89,7 @@ export function Overview() {
           )}
         </p>
       </div>
+      <HostCharts />
       <div class="grid">
         <RecentActivity />
         <ServerInfo />

@@ -5,6 +5,7 @@ import { isSuperAdmin } from "../session";
 import type { Me } from "../types";
 import { ActivityPage } from "./activity/ActivityPage";
 import { EntryPage } from "./activity/EntryPage";
+import { AlertsPage } from "./alerts/AlertsPage";
 import { ApiKeysPage } from "./apikeys/ApiKeysPage";
 import { AppPage } from "./apps/AppPage";
 import { AppsPage } from "./apps/AppsPage";
@@ -14,6 +15,7 @@ import { ProcessLogsPage } from "./logs/ProcessLogsPage";
 import { Overview } from "./Overview";
 import { Settings } from "./Settings";
 import { UsersPage } from "./users/UsersPage";
+import { WebhooksPage } from "./webhooks/WebhooksPage";
 
 interface Route {
   pattern: string;
@@ -27,6 +29,8 @@ export const ROUTES: Route[] = [
   { pattern: "/apps", title: "Apps", render: () => <AppsPage /> },
   { pattern: "/new-app", title: "New app", render: () => <NewAppPage /> },
   { pattern: "/apps/:slug", title: (p) => p.slug, render: (p) => <AppPage key={p.slug} slug={p.slug} /> },
+  { pattern: "/alerts", title: "Alerts", render: () => <AlertsPage /> },
+  { pattern: "/webhooks", title: "Webhooks", render: () => <WebhooksPage /> },
   { pattern: "/activity", title: "Activity", render: () => <ActivityPage /> },
   { pattern: "/activity/:id", title: "Activity entry", render: (p) => <EntryPage id={p.id} /> },
   { pattern: "/apikeys", title: "API keys", render: () => <ApiKeysPage /> },

@@ -1,6 +1,7 @@
 /**
  * One app: header with live status and the lifecycle actions, the output of the operation in flight, and sections as
- * tabs in the URL (`?tab=versions`): services, endpoints, traffic, deploy, versions, compose, env, logs, activity.
+ * tabs in the URL (`?tab=versions`): services, endpoints, traffic, metrics, deploy, versions, compose, env, logs,
+ * activity.
  */
 import type { ComponentChildren } from "preact";
 import { useEffect } from "preact/hooks";
@@ -19,6 +20,7 @@ import { DeployTab } from "./DeployTab";
 import { EndpointsTab } from "./EndpointsTab";
 import { EnvTab } from "./EnvTab";
 import { LogsTab } from "./LogsTab";
+import { MetricsTab } from "./MetricsTab";
 import { ServicesTab } from "./ServicesTab";
 import { TrafficTab } from "./TrafficTab";
 import { TABS, type TabId, tabHref } from "./tabs";
@@ -74,6 +76,9 @@ export function AppPage({ slug }: { slug: string }) {
         break;
       case "traffic":
         body = <TrafficTab app={a} />;
+        break;
+      case "metrics":
+        body = <MetricsTab app={a} />;
         break;
       case "deploy":
         body = <DeployTab app={a} run={run} />;

@@ -4,6 +4,7 @@ export const TABS = [
   { id: "services", label: "Services" },
   { id: "endpoints", label: "Endpoints" },
   { id: "traffic", label: "Traffic" },
+  { id: "metrics", label: "Metrics" },
   { id: "deploy", label: "Deploy" },
   { id: "versions", label: "Versions" },
   { id: "compose", label: "Compose" },
