@@ -15,6 +15,7 @@ import { parseDuration } from "./lib/duration";
 import { errorResponse } from "./lib/errors";
 import { RateLimiter } from "./lib/ratelimit";
 import { activityRoutes } from "./modules/activity/routes";
+import { alertRoutes } from "./modules/alerts/routes";
 import { apiKeyRoutes } from "./modules/apikeys/routes";
 import { appRoutes } from "./modules/apps/routes";
 import { authPlugin } from "./modules/auth/macro";
@@ -72,6 +73,7 @@ export function createApp(ctx: Ctx) {
     .use(deployStreamRoutes(ctx))
     .use(logRoutes(ctx))
     .use(registryRoutes(ctx))
+    .use(alertRoutes(ctx))
     .use(certRoutes(ctx))
     .use(metricsRoutes(ctx))
     .use(prometheusRoutes(ctx))

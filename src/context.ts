@@ -13,6 +13,8 @@ import { CidrSet } from "./lib/net";
 import { type Clock, systemClock } from "./lib/time";
 import { type Log, LogSink } from "./log/logger";
 import { type Activity, createActivity } from "./modules/activity/service";
+import type { Alerts } from "./modules/alerts/service";
+import { wireAlerts } from "./modules/alerts/wire";
 import { type ApiKeys, createApiKeys } from "./modules/apikeys/service";
 import { type AppFilesStore, createAppFiles } from "./modules/apps/files";
 import { type AppRepo, createAppRepo } from "./modules/apps/repo";
@@ -76,6 +78,8 @@ export interface Ctx {
   metrics: MetricsService;
   /** The reverse proxy wired to the apps, built complete; the server starts and stops it. */
   edge: Edge;
+  /** Alert rules, their history, and the evaluator (started by the server); `raise` for event kinds such as backups. */
+  alerts: Alerts;
 }
 
 export interface ContextOptions {
@@ -200,6 +204,25 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     stats: new RequestStats({ clock }),
     statsStore: requestStats,
   });
+  const alerts = wireAlerts({
+    db,
+    clock,
+    log: logs.logger("alerts"),
+    activity,
+    userRepo,
+    appRepo,
+    appViews,
+    status,
+    busy: (slug) => deployer.busy(slug),
+    requestStats,
+    certInfo: () => {
+      const cm = edge.certs();
+      return cm ? (host) => cm.certInfo(host) : null;
+    },
+    reader: metrics,
+    // ctx.webhooks is not in main yet: notifications go nowhere until it is wired here
+    notifier: { notify: () => {} },
+  });
   return {
     config,
     configSource: opts.configSource ?? null,
@@ -233,5 +256,6 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     requestStats,
     metrics,
     edge,
+    alerts,
   };
 }

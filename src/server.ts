@@ -72,6 +72,8 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
   const stopNightly = startNightly(ctx);
   // catches up on rollups in the background, then collects every 10 s
   void ctx.metrics.start();
+  // follows the metrics ticks, and judges the other kinds on its own timer
+  ctx.alerts.start();
   // the first pass may start deploys; it runs in the background so the API is up at once
   void ctx.reconciler.start().catch((e) => log.error("reconciler failed to start", { error: (e as Error).message }));
   log.info(`sundeck ${VERSION} (${COMMIT}) management api and dashboard on ${url}`, {
@@ -91,6 +93,7 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
         ctx.reconciler.stop();
         await ctx.edge.stop(STOP_GRACE_MS);
         await ctx.deployer.drain(DRAIN_GRACE_MS);
+        ctx.alerts.stop();
         ctx.status.stop();
         await ctx.metrics.stop();
         ctx.ws.shutdown();
