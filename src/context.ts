@@ -29,6 +29,7 @@ import { createDeployer, type Deployer } from "./modules/deploys/service";
 import { createLogHub, type LogHub } from "./modules/logs/hub";
 import { RequestStats } from "./modules/metrics/aggregator";
 import { createRequestStatsStore, parseTiers, type RequestStatsStore } from "./modules/metrics/request-stats";
+import { createCollector } from "./modules/metrics/collect";
 import { createMetricsService, type MetricsService } from "./modules/metrics/service";
 import { createRegistries, type Registries } from "./modules/registries/service";
 import { createSettings, type Settings } from "./modules/system/settings";
@@ -187,7 +188,13 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     clock,
     log: logs.logger("metrics"),
     tiers: parseTiers(config.metrics.tiers),
-    collector: null,
+    // the engine is read at each tick: it is set once the server has detected Docker (never for CLI commands)
+    collector: createCollector({
+      engine: () => docker.engine,
+      dataDir: config.data_dir,
+      log: logs.logger("collect"),
+      now: () => clock.now(),
+    }),
     everyMs: t.metricsEveryMs,
   });
   const trusted = new CidrSet(config.trusted_proxies);
