@@ -86,7 +86,7 @@ export function alertBench(): AlertBench {
       log: new LogSink({ stdout: false }).logger("alerts"),
       reader: b.reader,
       notifier: b.notifier,
-      apps: { live: () => b.apps.live, expectedUp: () => b.apps.up, running: (s) => b.apps.running[s] ?? null },
+      apps: { live: () => b.apps.live, deployed: () => b.apps.up, running: (s) => b.apps.running[s] ?? null },
       requests: { window: (s) => b.requests[s] ?? { requests: 0, errors5xx: 0 } },
       certs: { certs: () => b.certs },
     });

@@ -13,8 +13,8 @@ export interface Notifier {
 export interface AppsSource {
   /** Slugs of every live (not removed) app. */
   live(): string[];
-  /** Slugs of live apps that are deployed and meant to run (not stopped by a user). */
-  expectedUp(): string[];
+  /** Slugs of live apps that have been deployed (a version runs or ran; stopped ones included). */
+  deployed(): string[];
   /** Running containers of an app now; null when that is unknown (engine unreachable, or a deploy in progress). */
   running(slug: string): number | null;
 }

@@ -42,9 +42,9 @@ export function wireAlerts(w: AlertWiring) {
   const live = () => w.appRepo.list().filter((a) => !a.removedAt);
   const apps: AppsSource = {
     live: () => live().map((a) => a.slug),
-    expectedUp: () =>
+    deployed: () =>
       live()
-        .filter((a) => !a.stopped && a.currentVersionId !== null)
+        .filter((a) => a.currentVersionId !== null)
         .map((a) => a.slug),
     running: (slug) =>
       !w.status.up || w.busy(slug) ? null : w.status.containers(slug).filter((c) => c.state === "running").length,

@@ -1,7 +1,8 @@
 /**
- * app_down: an app that is deployed and meant to run (not stopped by a user) has no running container, or its
- * containers sent no metrics for the rule's duration while the collector was running all along. The evaluator
- * times the duration from when the app was first seen down. An app stopped or removed on purpose is not watched.
+ * app_down: a deployed app has no running container, or its containers sent no metrics for the rule's duration
+ * while the collector was running all along. The evaluator times the duration from when the app was first seen down.
+ * An app a user stopped counts as down too (issue 12: "stopping the app fires app-down"; silence or disable the rule
+ * for planned stops); a removed app is not watched, so its alert resolves.
  */
 import type { MetricsReader } from "../../metrics/samples";
 import type { AppsSource } from "../sources";
@@ -22,7 +23,7 @@ export function appDownCheck(apps: AppsSource, reader: MetricsReader | null): Ch
   };
 
   return (rule, now) => {
-    const up = apps.expectedUp();
+    const up = apps.deployed();
     const slugs = rule.app === null ? up : up.filter((s) => s === rule.app);
     const silence = Math.max(rule.durationMs, MIN_SILENCE_MS);
     const watching = collecting(now - silence, now);

@@ -189,7 +189,7 @@ describe("memory and disk", () => {
 });
 
 describe("app_down, http_5xx, cert_expiry, backup_failed", () => {
-  it("app_down: no running container for the duration fires; running again resolves; a stopped app is not watched", () => {
+  it("app_down: no running container for the duration fires; running again resolves; a removed app is not watched", () => {
     b = alertBench();
     b.apps.up = ["web"];
     b.apps.running.web = 0;
