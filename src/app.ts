@@ -30,6 +30,7 @@ import { metricsRoutes } from "./modules/metrics/routes";
 import { registryRoutes } from "./modules/registries/routes";
 import { systemRoutes } from "./modules/system/routes";
 import { userRoutes } from "./modules/users/routes";
+import { webhookRoutes } from "./modules/webhooks/routes";
 
 /** Paths the global rate limit leaves alone: monitors poll health. */
 const UNLIMITED = new Set(["/api/health"]);
@@ -73,6 +74,7 @@ export function createApp(ctx: Ctx) {
     .use(deployStreamRoutes(ctx))
     .use(logRoutes(ctx))
     .use(registryRoutes(ctx))
+    .use(webhookRoutes(ctx))
     .use(alertRoutes(ctx))
     .use(certRoutes(ctx))
     .use(metricsRoutes(ctx))

@@ -35,6 +35,8 @@ import { createRegistries, type Registries } from "./modules/registries/service"
 import { createSettings, type Settings } from "./modules/system/settings";
 import { createUserRepo, type UserRepo } from "./modules/users/repo";
 import { createUsers, type Users } from "./modules/users/service";
+import type { DispatchTuning } from "./modules/webhooks/dispatch";
+import { createWebhooks, type Webhooks } from "./modules/webhooks/service";
 import { createReconciler, type Reconciler } from "./reconciler";
 
 /** Everything a route, job or command needs. */
@@ -61,6 +63,8 @@ export interface Ctx {
   auth: Auth;
   ws: WsHub;
   registries: Registries;
+  /** Alert webhook destinations and the SSRF-safe dispatcher (`notify`, `test`). */
+  webhooks: Webhooks;
   /** The engine and compose, detected at server start (`detect`); never detected for CLI commands. */
   docker: DockerLayer;
   appRepo: AppRepo;
@@ -100,6 +104,8 @@ export interface ContextOptions {
     /** Metrics collection interval (10 s); 0 turns the timer off (tests call ctx.metrics.tick()). */
     metricsEveryMs?: number;
   };
+  /** Webhook delivery: resolver, timeouts, retry delays, queue (tests shorten or replace them). */
+  webhooks?: DispatchTuning;
 }
 
 /** The database file inside the data dir. */
@@ -136,6 +142,15 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
   });
   const secrets = createSecrets(keys.encryption);
   const registries = createRegistries({ db, clock, secrets, activity });
+  const webhooks = createWebhooks({
+    db,
+    clock,
+    secrets,
+    activity,
+    log: logs.logger("webhooks"),
+    allowPrivate: config.webhooks.allow_private_destinations,
+    tuning: opts.webhooks,
+  });
   const docker = createDockerLayer(logs.logger("docker"));
   const appRepo = createAppRepo(db);
   const deployRepo = createDeployRepo(db);
@@ -227,8 +242,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
       return cm ? (host) => cm.certInfo(host) : null;
     },
     reader: metrics,
-    // ctx.webhooks is not in main yet: notifications go nowhere until it is wired here
-    notifier: { notify: () => {} },
+    notifier: webhooks,
   });
   return {
     config,
@@ -250,6 +264,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     auth,
     ws,
     registries,
+    webhooks,
     docker,
     appRepo,
     deployRepo,

@@ -70,6 +70,8 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
   const shownHost = hostname === "0.0.0.0" ? "127.0.0.1" : hostname.includes(":") ? `[${hostname}]` : hostname;
   const url = `http://${shownHost}:${server.port}`;
   const stopNightly = startNightly(ctx);
+  // warns loudly when webhooks.allow_private_destinations is on
+  ctx.webhooks.start();
   // catches up on rollups in the background, then collects every 10 s
   void ctx.metrics.start();
   // follows the metrics ticks, and judges the other kinds on its own timer
@@ -98,6 +100,7 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
         await ctx.metrics.stop();
         ctx.ws.shutdown();
         ctx.logHub.stop();
+        await ctx.webhooks.stop();
         await stopWithin((force) => app.stop(force), STOP_GRACE_MS);
         ctx.db.close();
       })()),
