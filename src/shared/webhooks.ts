@@ -19,6 +19,8 @@ export interface WebhookDestination {
 
 /** POST /api/webhooks/test */
 export interface WebhookTestRequest {
+  /** Test a stored destination: its url, kind and secret are used where the request leaves them out (or masks the secret). */
+  id?: number;
   url: string;
   kind?: WebhookKind;
   secret?: string;

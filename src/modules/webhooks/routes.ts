@@ -1,7 +1,7 @@
 /**
  * Routes of alert webhook destinations, following the registries' rule for a global resource with a write-only
- * secret: everyone signed in may list them (names and kinds for alert rules; the URL cut to its origin, since Slack
- * and Discord URLs carry a token), admins change and test them and read their delivery log.
+ * secret: everyone signed in may read them (names and kinds for alert rules, the delivery log; the URL cut to its
+ * origin, since Slack and Discord URLs carry a token), admins change and test them.
  */
 import { Elysia } from "elysia";
 import type { Ctx } from "../../context";
@@ -64,7 +64,7 @@ export function webhookRoutes(ctx: Ctx) {
         return ctx.webhooks.deliveries(id(params.id), limitOf(query.limit), before);
       },
       {
-        auth: ADMIN,
+        auth: { role: "any" },
         query: DeliveriesQuery,
         detail: { tags: ["webhooks"], summary: "The delivery log of a destination, newest first" },
       },
