@@ -8,10 +8,14 @@ import type { ContainerSample, HostSample, MetricsReader } from "../../metrics/s
 import { type ActiveRule, type Check, forText, type Observation, round1 } from "./observation";
 import { GRACE_MS, judgeWindow, type Point } from "./window";
 
-/** The short name of a container inside its app: `sundeck-web-web-1` → `web-1`. */
-export function containerSubject(s: Pick<ContainerSample, "app" | "name">): string {
-  const prefix = `sundeck-${s.app}-`;
-  return `${s.app}/${s.name.startsWith(prefix) ? s.name.slice(prefix.length) : s.name}`;
+/**
+ * The subject of a container: its app and `service-n` (`sundeck-web-web-1`, or `sundeck-web_web_1` as older compose
+ * names it, → `web/web-1`); a name of another shape is kept whole.
+ */
+export function containerSubject(s: Pick<ContainerSample, "app" | "name" | "service">): string {
+  const n = /[-_](\d+)$/.exec(s.name);
+  const ours = s.name.startsWith(`sundeck-${s.app}-`) || s.name.startsWith(`sundeck-${s.app}_`);
+  return `${s.app}/${ours && n && s.service ? `${s.service}-${n[1]}` : s.name}`;
 }
 
 /** Build the checks on a metrics reader; samples are read once per evaluation time and app, whatever the rule count. */

@@ -3,6 +3,7 @@
  * one history row and one notification per transition, repeat, silence, state kept across a restart, and each kind.
  */
 import { afterEach, describe, expect, it } from "bun:test";
+import { containerSubject } from "../../../../src/modules/alerts/kinds/usage";
 import { type AlertBench, alertBench } from "../../../helpers/alerts";
 
 const SEC = 1000;
@@ -72,6 +73,12 @@ describe("cpu: above the threshold for the duration", () => {
       { containerId: "c2", app: "shop", name: "sundeck-shop-web-1", cpuPct: 300 },
     ]);
     expect(b.notifier.events()).toEqual(["alert.firing cpu of web/web-1 at 100% of its limit (threshold 90%)"]);
+  });
+
+  it("names a container by app and service-n, whichever separator compose used", () => {
+    expect(containerSubject({ app: "web", name: "sundeck-web-api-2", service: "api" })).toBe("web/api-2");
+    expect(containerSubject({ app: "web", name: "sundeck-web_api_2", service: "api" })).toBe("web/api-2");
+    expect(containerSubject({ app: "web", name: "elsewhere", service: "api" })).toBe("web/elsewhere");
   });
 
   it("resolves an alert whose container is gone", () => {
@@ -161,8 +168,8 @@ describe("memory and disk", () => {
       b.clock.now(),
       [
         { ...WEB, memBytes: 90, memLimitBytes: 100 },
-        { containerId: "c2", app: "shop", name: "sundeck-shop-db-1", memBytes: 900, memLimitBytes: null },
-        { containerId: "c3", app: "shop", name: "sundeck-shop-cache-1", memBytes: 100, memLimitBytes: 200 },
+        { containerId: "c2", app: "shop", name: "sundeck-shop-db-1", service: "db", memBytes: 900, memLimitBytes: null },
+        { containerId: "c3", app: "shop", name: "sundeck-shop-cache-1", service: "cache", memBytes: 100, memLimitBytes: 200 },
       ],
       { memTotalBytes: 1000 },
     );
