@@ -129,7 +129,7 @@ export function formatSize(n: number): string {
     v /= 1024;
     i++;
   }
-  const s = i === 0 ? String(Math.round(v)) : v < 10 ? dec2.format(v) : dec1.format(v);
+  const s = v < 10 ? dec2.format(v) : i === 0 || v >= 100 ? String(Math.round(v)) : dec1.format(v);
   return `${n < 0 ? "-" : ""}${s} ${BYTE_UNITS[i]}`;
 }
 

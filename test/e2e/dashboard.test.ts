@@ -386,7 +386,17 @@ describe("dashboard", () => {
     async () => {
       await page.setViewportSize({ width: 375, height: 740 });
       try {
-        for (const name of ["Overview", "Apps", "Activity", "API keys", "Users", "Settings", "Process logs"]) {
+        for (const name of [
+          "Overview",
+          "Apps",
+          "Alerts",
+          "Webhooks",
+          "Activity",
+          "API keys",
+          "Users",
+          "Settings",
+          "Process logs",
+        ]) {
           await openNav(name);
           const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
           expect({ page: name, scroll }).toEqual({ page: name, scroll: inner });
@@ -457,7 +467,14 @@ describe("dashboard", () => {
         await form.getByRole("button", { name: "Log in" }).click();
         await p.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
         const nav = p.getByRole("navigation", { name: "Main" });
-        expect(await nav.getByRole("link").allInnerTexts()).toEqual(["Overview", "Apps", "Activity", "API keys"]);
+        expect(await nav.getByRole("link").allInnerTexts()).toEqual([
+          "Overview",
+          "Apps",
+          "Alerts",
+          "Webhooks",
+          "Activity",
+          "API keys",
+        ]);
         // alice sees the entries of the app granted to her, and her own logins
         await p.getByRole("list", { name: "Recent activity" }).getByText("alice logged in").waitFor();
         await p.goto(`${url}/users`);

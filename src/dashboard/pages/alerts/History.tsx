@@ -18,7 +18,7 @@ const STATE_OPTIONS = [
 ];
 
 function Entry({ e }: { e: AlertHistoryEntry }) {
-  const kind = KIND_INFO[e.kind as keyof typeof KIND_INFO]?.label ?? e.kind;
+  const kind = KIND_INFO[e.kind as keyof typeof KIND_INFO]?.name ?? e.kind;
   return (
     <li class="alert-entry">
       <span class={`badge ${e.state === "firing" ? "bad" : "ok"}`}>{e.state}</span>

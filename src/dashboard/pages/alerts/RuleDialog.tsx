@@ -22,7 +22,7 @@ export interface RuleDialogProps {
   onClose(): void;
 }
 
-const KIND_OPTIONS = ALERT_KINDS.map((k) => ({ value: k, label: KIND_INFO[k].label }));
+const KIND_OPTIONS = ALERT_KINDS.map((k) => ({ value: k, label: KIND_INFO[k].name }));
 
 /** The dialog (rendered open; unmount it to close). */
 export function RuleDialog({ rule, apps, allowGlobal, webhooks, onSaved, onClose }: RuleDialogProps) {

@@ -107,7 +107,11 @@ function RuleRow({
     <tr aria-label={r.name}>
       <th scope="row">
         {r.name}
-        {silenced && <span class="badge warn">{silenced}</span>}
+        {silenced && (
+          <div>
+            <span class="badge warn silenced">{silenced}</span>
+          </div>
+        )}
       </th>
       <td data-label="App">{r.app_slug ?? <span class="muted">{r.kind === "disk" ? "host" : "all apps"}</span>}</td>
       <td data-label="Condition">{conditionWords(r)}</td>

@@ -4,23 +4,57 @@
  */
 import type { AlertKind, AlertRule, AlertRuleInput } from "../../types";
 
-/** Per kind: its name, the threshold's label and unit (none: unused), whether a duration applies, host-only. */
+/**
+ * Per kind: its name in the kind picker, the start of its condition in words, the threshold's label and unit (null:
+ * unused), whether a duration applies, and whether it watches the host rather than apps.
+ */
 export const KIND_INFO: Record<
   AlertKind,
-  { label: string; threshold: string | null; unit: string; duration: boolean; host?: boolean }
+  { name: string; label: string; threshold: string | null; unit: string; duration: boolean; host?: boolean }
 > = {
-  cpu: { label: "CPU above", threshold: "CPU above (% of one core, or of the limit)", unit: "%", duration: true },
-  memory: { label: "Memory above", threshold: "Memory above (% of the limit, or of the host)", unit: "%", duration: true },
-  disk: { label: "Host disk free under", threshold: "Free space under (%)", unit: "%", duration: true, host: true },
-  app_down: { label: "App down", threshold: null, unit: "", duration: true },
-  backup_failed: { label: "Backup failed", threshold: null, unit: "", duration: false },
-  http_5xx: { label: "5xx responses above", threshold: "5xx responses above (% of requests)", unit: "%", duration: true },
-  cert_expiry: { label: "Certificate expiring within", threshold: "Days before expiry", unit: " days", duration: false },
+  cpu: {
+    name: "CPU use",
+    label: "CPU above",
+    threshold: "CPU above (% of one core, or of the limit)",
+    unit: "%",
+    duration: true,
+  },
+  memory: {
+    name: "Memory use",
+    label: "Memory above",
+    threshold: "Memory above (% of the limit, or of the host)",
+    unit: "%",
+    duration: true,
+  },
+  disk: {
+    name: "Host disk space",
+    label: "Host disk free under",
+    threshold: "Free space under (%)",
+    unit: "%",
+    duration: true,
+    host: true,
+  },
+  app_down: { name: "App down", label: "App down", threshold: null, unit: "", duration: true },
+  backup_failed: { name: "Backup failed", label: "Backup failed", threshold: null, unit: "", duration: false },
+  http_5xx: {
+    name: "5xx responses",
+    label: "5xx responses above",
+    threshold: "5xx responses above (% of requests)",
+    unit: "%",
+    duration: true,
+  },
+  cert_expiry: {
+    name: "Certificate expiry",
+    label: "Certificate expiring within",
+    threshold: "Days before expiry",
+    unit: " days",
+    duration: false,
+  },
 };
 
 /** The condition of a rule in words: "CPU above 80% for 5m", "Backup failed". */
 export function conditionWords(r: Pick<AlertRule, "kind" | "threshold" | "duration">): string {
-  const k = KIND_INFO[r.kind] ?? { label: r.kind, threshold: "", unit: "", duration: true };
+  const k = KIND_INFO[r.kind] ?? { name: r.kind, label: r.kind, threshold: "", unit: "", duration: true };
   const parts = [k.label];
   if (k.threshold !== null) parts.push(`${r.threshold}${k.unit}`);
   if (k.duration && r.duration && !/^0+[a-z]*$/.test(r.duration)) parts.push(`for ${r.duration}`);

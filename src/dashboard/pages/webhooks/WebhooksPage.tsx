@@ -1,7 +1,8 @@
 /**
  * Webhook destinations of the alert notifications: the list (name, kind, URL, enabled, whether a secret is set),
  * create and edit in a dialog, delete with a confirmation, a Test button per destination showing ok, status and
- * error, and the delivery log of the one selected. Changing them is for admins; others read.
+ * error, and the delivery log of the one selected. Changing, testing them and their log are for admins; others see the
+ * list (the server cuts their URLs to the origin, since Slack and Discord URLs carry a token).
  */
 import { useState } from "preact/hooks";
 import { api } from "../../api";
@@ -59,11 +60,11 @@ function Row({
               <span class="sr-only"> {w.name}</span>
             </button>
           )}
-          <button type="button" class="btn small" aria-pressed={selected} onClick={onShow}>
-            Deliveries<span class="sr-only"> of {w.name}</span>
-          </button>
           {canEdit && (
             <>
+              <button type="button" class="btn small" aria-pressed={selected} onClick={onShow}>
+                Deliveries<span class="sr-only"> of {w.name}</span>
+              </button>
               <button type="button" class="btn small" onClick={onEdit}>
                 Edit<span class="sr-only"> {w.name}</span>
               </button>
