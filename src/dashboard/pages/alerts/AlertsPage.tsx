@@ -1,9 +1,9 @@
 /**
  * Alerts: what fires now, the rules (create, edit, enable, silence, delete), the spec's five example rules one click
- * each, and the history. Rules and their state are refreshed every 10 s while the page is visible. Viewers only
- * read; a manager changes the rules of the apps granted to them; global rules are the admins'.
+ * each, and the history. Rules, their state and the history's first page are refreshed every 10 s while the page is
+ * visible. Viewers only read; a manager changes the rules of the apps granted to them; global rules are the admins'.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api } from "../../api";
 import { ErrorText, SelectField } from "../../components/Field";
 import { formatTime, relativeTime } from "../../format";
@@ -107,10 +107,11 @@ export function AlertsPage() {
   const canWrite = mayMutateApps(me);
   const allowGlobal = isAdmin(me);
   const writableApps = (apps.data ?? []).filter((a) => isAdmin(me) || me.app_access.includes(a));
-  const reload = async () => {
-    await rules.reload();
-    setRefresh((n) => n + 1);
-  };
+  const reload = () => rules.reload();
+  // the history's first page follows every load of the rules (the 10 s poll and each change made here)
+  useEffect(() => {
+    if (rules.data) setRefresh((n) => n + 1);
+  }, [rules.data]);
   const list = rules.data ?? [];
 
   return (
