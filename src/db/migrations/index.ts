@@ -6,6 +6,7 @@ import m0000 from "./0000_init.sql" with { type: "text" };
 import m0001 from "./0001_apps.sql" with { type: "text" };
 import m0002 from "./0002_request_stats.sql" with { type: "text" };
 import m0003 from "./0003_metrics_alerts.sql" with { type: "text" };
+import m0004 from "./0004_metric_containers.sql" with { type: "text" };
 
 export interface Migration {
   tag: string;
@@ -17,4 +18,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { tag: "0001_apps", sql: m0001 },
   { tag: "0002_request_stats", sql: m0002 },
   { tag: "0003_metrics_alerts", sql: m0003 },
+  { tag: "0004_metric_containers", sql: m0004 },
 ];

@@ -87,3 +87,14 @@ export const hostMetrics = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tier, t.bucket] })],
 );
+
+/** Names of the containers metrics were kept for, so a chart names a container that is gone; pruned with them. */
+export const metricContainers = sqliteTable("metric_containers", {
+  containerId: text("container_id").primaryKey(),
+  appSlug: text("app_slug").notNull(),
+  service: text("service").notNull(),
+  /** Container name without the leading slash. */
+  name: text("name").notNull(),
+  /** Last time it was written, ms since the epoch (rewritten at most hourly while it runs). */
+  lastSeen: integer("last_seen").notNull(),
+});

@@ -48,8 +48,8 @@ export function createMetricsService({
 }: MetricsServiceDeps) {
   const store = createMetricsStore({ db, tiers });
   const rollup = createRollup({ db, tiers, log });
-  const names = new Map<string, string>();
-  const query = createMetricsQuery({ db, clock, tiers, nameOf: (id) => names.get(id) ?? id.slice(0, 12) });
+  const query = createMetricsQuery({ db, clock, tiers, nameOf: (id) => store.nameOf(id) });
+  const longest = Math.max(...tiers.map((t) => t.retentionMs));
   const listeners = new Set<(tick: Tick) => void>();
   let last: Tick | null = null;
   let lastPrune = Number.NEGATIVE_INFINITY;
@@ -74,13 +74,13 @@ export function createMetricsService({
     if (force || now - lastPrune >= pruneEveryMs) {
       lastPrune = now;
       await rollup.prune(now);
+      store.pruneNames(now - longest);
     }
   }
 
-  /** Store a tick (raw rows, names, latest) and tell the listeners. */
+  /** Store a tick (raw rows, container names, latest) and tell the listeners. */
   function record(tick: Tick): void {
     store.write(tick);
-    for (const c of tick.containers) names.set(c.containerId, c.name);
     last = tick;
     for (const l of listeners) {
       try {
@@ -129,7 +129,7 @@ export function createMetricsService({
 
   const reader: MetricsReader = {
     latest: () => last,
-    containerSamples: (sinceMs, app) => store.containerSamples(sinceMs, app, (id) => names.get(id) ?? id.slice(0, 12)),
+    containerSamples: (sinceMs, app) => store.containerSamples(sinceMs, app),
     hostSamples: (sinceMs) => store.hostSamples(sinceMs),
     onTick(listener) {
       listeners.add(listener);

@@ -140,6 +140,9 @@ function fromRow(t: TableSpec, row: Record<string, unknown>): Record<string, unk
   return out;
 }
 
+/** How often a running container's name row is rewritten (keeps last_seen current for pruning). */
+const NAME_REFRESH_MS = 3_600_000;
+
 export interface MetricsStoreDeps {
   db: Db;
   /** The configured tiers, finest first; raw rows go into the first. */
@@ -158,6 +161,13 @@ export function createMetricsStore({ db, tiers }: MetricsStoreDeps) {
     "SELECT * FROM container_metrics WHERE app_slug = ? AND tier = ? AND bucket >= ? ORDER BY bucket, container_id",
   );
   const hostsSince = db.sqlite.prepare("SELECT * FROM host_metrics WHERE tier = ? AND bucket >= ? ORDER BY bucket");
+  const putName = db.sqlite.prepare(
+    "INSERT INTO metric_containers (container_id, app_slug, service, name, last_seen) VALUES (?, ?, ?, ?, ?) ON CONFLICT (container_id) DO UPDATE SET app_slug = excluded.app_slug, service = excluded.service, name = excluded.name, last_seen = excluded.last_seen",
+  );
+  const getName = db.sqlite.prepare("SELECT name FROM metric_containers WHERE container_id = ?");
+  const pruneNames = db.sqlite.prepare("DELETE FROM metric_containers WHERE last_seen < ?");
+  // names this process has written, for the containers of the last tick only (so it stays bounded)
+  let named = new Map<string, { name: string; at: number }>();
 
   return {
     raw,
@@ -168,9 +178,16 @@ export function createMetricsStore({ db, tiers }: MetricsStoreDeps) {
      */
     write(tick: Tick): void {
       const bucket = tick.t - (tick.t % raw.resolutionMs);
+      const next = new Map<string, { name: string; at: number }>();
       db.tx(() => {
         for (const c of tick.containers) {
           if (!c.running) continue;
+          let n = named.get(c.containerId);
+          if (!n || n.name !== c.name || bucket - n.at >= NAME_REFRESH_MS) {
+            putName.run(c.containerId, c.app, c.service, c.name, bucket);
+            n = { name: c.name, at: bucket };
+          }
+          next.set(c.containerId, n);
           putContainer.run({
             tier: raw.name,
             bucket,
@@ -181,10 +198,27 @@ export function createMetricsStore({ db, tiers }: MetricsStoreDeps) {
         }
         putHost.run({ tier: raw.name, bucket, samples: 1, ...rowParams(HOSTS, tick.host) } as any);
       });
+      named = next;
     },
 
-    /** Raw container samples since `sinceMs` (bucket start at or after it), oldest first; `names` maps ids to names. */
-    containerSamples(sinceMs: number, app: string | undefined, nameOf: (id: string) => string): ContainerSample[] {
+    /** A container's name as last written, or its short id when none was kept. */
+    nameOf(id: string): string {
+      return (getName.get(id) as { name: string } | null)?.name ?? id.slice(0, 12);
+    },
+
+    /** Forget the names of containers not written since `cutoff` (ms): their metrics are past retention too. */
+    pruneNames(cutoff: number): number {
+      return pruneNames.run(cutoff).changes;
+    },
+
+    /** Raw container samples since `sinceMs` (bucket start at or after it), oldest first. */
+    containerSamples(sinceMs: number, app?: string): ContainerSample[] {
+      const names = new Map<string, string>();
+      const nameOf = (id: string) => {
+        let n = names.get(id);
+        if (n === undefined) names.set(id, (n = this.nameOf(id)));
+        return n;
+      };
       const rows = (
         app === undefined ? containersSince.all(raw.name, sinceMs) : appContainersSince.all(app, raw.name, sinceMs)
       ) as Array<Record<string, unknown>>;

@@ -205,3 +205,35 @@ describe("metrics service", () => {
     db.close();
   });
 });
+
+describe("container names", () => {
+  it("names a container by what was stored, after a restart and once it is gone; forgets it with its metrics", async () => {
+    const { clock, path, build } = setup();
+    let db = openDb(path);
+    const a = build(db);
+    await tickUntil(a, clock, T0 + 30 * S);
+    a.stop();
+    db.close();
+    // a new process never saw the container run: the name comes from the database, not from memory
+    db = openDb(path);
+    const b = build(db);
+    expect(b.app("blog", 3_600_000).containers.map((c) => c.name)).toEqual(["blog-web-1"]);
+    expect(b.containerSamples(T0, "blog").map((s) => s.name)).toEqual(["blog-web-1", "blog-web-1", "blog-web-1"]);
+    b.stop();
+    // past the longest retention (a year) the name goes with the rows, once the container no longer runs
+    clock.advance(8761 * 3_600_000);
+    const gone = createMetricsService({
+      db,
+      clock,
+      log: new LogSink({ stdout: false }).logger("metrics"),
+      tiers,
+      collector: new ScriptedCollector(clock, () => ({ host: { cpuPct: 1 } })),
+      everyMs: 0,
+    });
+    await gone.tick();
+    expect(db.sqlite.query("SELECT * FROM metric_containers").all()).toEqual([]);
+    expect(db.sqlite.query("SELECT * FROM container_metrics").all()).toEqual([]);
+    gone.stop();
+    db.close();
+  });
+});
