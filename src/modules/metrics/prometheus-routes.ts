@@ -9,12 +9,6 @@ import { forbidden, notFound } from "../../lib/errors";
 import { VERSION } from "../../version";
 import { authPlugin } from "../auth/macro";
 import { createExposition, EXPOSITION_CONTENT_TYPE } from "./prometheus";
-import type { MetricsReader } from "./samples";
-
-/** The metrics service when the context has one (it implements MetricsReader). */
-function readerOf(ctx: Ctx): MetricsReader | null {
-  return (ctx as Ctx & { metrics?: MetricsReader }).metrics ?? null;
-}
 
 /** /metrics */
 export function prometheusRoutes(ctx: Ctx) {
@@ -31,7 +25,7 @@ export function prometheusRoutes(ctx: Ctx) {
   const exposition = createExposition({
     db: ctx.db,
     clock: ctx.clock,
-    metrics: () => readerOf(ctx),
+    metrics: () => ctx.metrics,
     requests: () => ctx.edge.totals().entries(),
     version: VERSION,
   });

@@ -192,7 +192,10 @@ describe("GET /metrics", () => {
   const clock = new FakeClock(Date.now());
 
   beforeAll(async () => {
-    [off, on] = await Promise.all([startTestServer(), startTestServer({ metrics: { prometheus: true } as any }, { clock })]);
+    [off, on] = await Promise.all([
+      startTestServer({}, { timings: { metricsEveryMs: 0 } }),
+      startTestServer({ metrics: { prometheus: true } as any }, { clock, timings: { metricsEveryMs: 0 } }),
+    ]);
     for (const s of [off, on]) {
       await s.user("ada", "admin");
       await s.user("vic", "viewer");
