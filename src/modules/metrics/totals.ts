@@ -51,6 +51,8 @@ export class RequestTotals {
     const c = Math.floor(status / 100) - 1;
     if (c >= 0 && c < TOTAL_CLASSES.length) a.classes[c]++;
     if (bytes !== undefined && bytes > 0) a.bytes += bytes;
+    // not Math.max: a NaN latency must count as 0 too, or the sum turns NaN for good
+    // biome-ignore lint/complexity/useMathMinMax: see above
     const v = ms >= 0 ? ms : 0;
     let i = 0;
     while (i < BOUNDS_MS.length && v > BOUNDS_MS[i]) i++;
