@@ -56,6 +56,12 @@ export type RuleInput = typeof RulePatch.static;
 const DAY_MS = 86_400_000;
 /** Longest a condition may be required to hold: raw samples are kept 24 h. */
 const MAX_DURATION_MS = DAY_MS;
+/**
+ * The sample kinds read every raw sample of their window at each tick: an hour of 100 containers is 36,000 rows,
+ * a day would be 864,000 every 10 s, so their window stops at an hour.
+ */
+const MAX_SAMPLE_DURATION_MS = 3_600_000;
+const SAMPLE_KINDS: ReadonlySet<string> = new Set(["cpu", "memory", "disk"]);
 const MIN_REPEAT_MS = 60_000;
 const MAX_REPEAT_MS = 30 * DAY_MS;
 
@@ -92,6 +98,7 @@ export function checkRule(i: RuleFields): RuleFields {
   const d = parseDuration(i.duration);
   if (d === null || d < 0 || d > MAX_DURATION_MS)
     throw badRequest("duration must be a duration such as 0s, 5m or 1h (at most 24h)");
+  if (SAMPLE_KINDS.has(kind) && d > MAX_SAMPLE_DURATION_MS) throw badRequest(`duration of ${kind} must be at most 1h`);
   let repeat: string | null = null;
   if (i.repeat_interval !== null && i.repeat_interval !== "") {
     const r = parseDuration(i.repeat_interval);
