@@ -1,7 +1,7 @@
 /**
  * Child process of the metrics collection benchmark: the real collector on the real engine, one tick every
  * `--interval` seconds until killed. Prints one JSON line per tick (duration, containers sampled, how many had a CPU
- * rate) so the parent can check it measured something and time its process from outside.
+ * rate, JS heap in use) so the parent can check it measured something and time its process from outside.
  *
  *   bun scripts/bench/metrics-collector.ts [--interval 10] [--source auto|engine]
  */
@@ -24,7 +24,8 @@ async function tick(): Promise<void> {
   const t = await collector.collect();
   const ms = performance.now() - start;
   const withCpu = t.containers.filter((c) => c.cpuPct !== null).length;
-  console.log(JSON.stringify({ ms, containers: t.containers.length, withCpu, hostCpu: t.host.cpuPct }));
+  const heap = process.memoryUsage().heapUsed;
+  console.log(JSON.stringify({ ms, containers: t.containers.length, withCpu, hostCpu: t.host.cpuPct, heap }));
 }
 
 // ticks on a fixed schedule, like the metrics service: a slow tick delays the next, never overlaps it

@@ -91,7 +91,7 @@ interface CollectorPhase {
   rssStart: number;
   rssPeak: number;
   rssEnd: number;
-  ticks: Array<{ ms: number; containers: number; withCpu: number }>;
+  ticks: Array<{ ms: number; containers: number; withCpu: number; heap: number }>;
   dockerd: number | null;
   machine: number;
 }
@@ -207,9 +207,9 @@ async function main(): Promise<number> {
       `idle (containers up, nothing measuring), ${O.idle} s: dockerd ${f(idle.dockerd, 4)} s/s, machine ${f(idle.machine, 3)} s/s`,
     );
   console.log(
-    "\n| phase | wall s | ticks | tick ms mean / max | CPU % of a core | RSS MiB start / peak / end | dockerd CPU s/s |",
+    "\n| phase | wall s | ticks | tick ms mean / max | CPU % of a core | RSS MiB start / peak / end | JS heap MiB | dockerd CPU s/s |",
   );
-  console.log("|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|");
   for (const p of phases) {
     const pct = (p.cpu / p.wall) * 100;
     const complete = p.ticks.filter((t) => t.containers >= ids.length && t.withCpu >= ids.length).length;
@@ -219,9 +219,10 @@ async function main(): Promise<number> {
     }
     if (p.name.includes("cgroup") && pct >= 2) failed = true;
     const ms = p.ticks.map((t) => t.ms);
+    const heap = (p.ticks.at(-1)?.heap ?? Number.NaN) / 2 ** 20;
     console.log(
       `| ${p.name} | ${f(p.wall, 0)} | ${p.ticks.length} | ${f(mean(ms), 1)} / ${f(max(ms), 1)} | ${f(pct, 3)} | ` +
-        `${f(p.rssStart, 1)} / ${f(p.rssPeak, 1)} / ${f(p.rssEnd, 1)} | ${p.dockerd === null ? "n/a" : f(p.dockerd / p.wall, 4)} |`,
+        `${f(p.rssStart, 1)} / ${f(p.rssPeak, 1)} / ${f(p.rssEnd, 1)} | ${f(heap, 1)} | ${p.dockerd === null ? "n/a" : f(p.dockerd / p.wall, 4)} |`,
     );
   }
   if (stats) {

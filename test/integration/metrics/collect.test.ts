@@ -59,8 +59,12 @@ async function steady(source: "auto" | "engine"): Promise<Record<string, Contain
   return until(
     async () => {
       const tick = await collector.collect();
-      for (const s of tick.containers) if (s.app === SLUG && !found[s.service] && ok[s.service]?.(s)) found[s.service] = s;
-      return found.spin && found.half ? found : null;
+      const mine = tick.containers.filter((s) => s.app === SLUG);
+      for (const s of mine) if (!found[s.service] && ok[s.service]?.(s)) found[s.service] = s;
+      if (found.spin && found.half) return found;
+      // the last readings, for the timeout message (a saturated host holds a spinning container below a core)
+      const seen = mine.map((s) => `${s.service} ${s.cpuPct?.toFixed(0)}%/${s.cpuLimitPct?.toFixed(0)}%`).join(", ");
+      throw new Error(`last tick: ${seen}; host CPU ${tick.host.cpuPct?.toFixed(0)}%`);
     },
     { timeout: 45_000, every: 1000, what: `steady CPU readings (${source})` },
   );
