@@ -66,6 +66,7 @@ export interface AppMetrics {
 /** One point of the host series; a gap has every value null. */
 export interface SystemPoint {
   t: string;
+  /** Percent of the whole machine (100 = every core busy). */
   cpu_pct: number | null;
   cpu_pct_max: number | null;
   load1: number | null;

@@ -31,6 +31,7 @@ export interface ContainerSample {
 /** The host at one tick. */
 export interface HostSample {
   t: number;
+  /** Percent of the whole machine (100 = every core busy), unlike a container's percent of one core. */
   cpuPct: number | null;
   load1: number | null;
   load5: number | null;
