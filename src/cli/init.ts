@@ -52,6 +52,11 @@ ${d.metrics.tiers.map((t) => `    - { name: ${q(t.name)}, resolution: ${t.resolu
   # GET /metrics in the Prometheus text format, on the management port, for API keys of admins.
   prometheus: ${d.metrics.prometheus}
 
+# Restores: the most an archive may expand to (bytes; 8 GiB) and how many run at once server-wide.
+backups:
+  max_restore_bytes: ${d.backups.max_restore_bytes}
+  max_concurrent_restores: ${d.backups.max_concurrent_restores}
+
 # Alert webhooks reach public addresses only. true lets receivers on private addresses (a LAN) through;
 # the server logs a warning at start while it is on.
 webhooks:

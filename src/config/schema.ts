@@ -113,6 +113,11 @@ export const ConfigSchema = T.Object(
       },
       { additionalProperties: false },
     ),
+    /** Restores: how much an archive may expand to, and how many run at once server-wide. */
+    backups: T.Object(
+      { max_restore_bytes: count(1, Number.MAX_SAFE_INTEGER), max_concurrent_restores: count(1, 64) },
+      { additionalProperties: false },
+    ),
     /** Alert webhook destinations; private addresses are refused unless allowed here (receivers on a LAN). */
     webhooks: T.Object(
       { allow_private_destinations: hint(T.Boolean(), "must be true or false") },
@@ -166,6 +171,7 @@ export function defaults(): Config {
       ],
       prometheus: false,
     },
+    backups: { max_restore_bytes: 8 * 1024 ** 3, max_concurrent_restores: 4 },
     webhooks: { allow_private_destinations: false },
     ratelimit: { requests: 200, window: "60s", burst: 50, by: "ip" },
     proxy: {

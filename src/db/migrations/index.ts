@@ -7,6 +7,7 @@ import m0001 from "./0001_apps.sql" with { type: "text" };
 import m0002 from "./0002_request_stats.sql" with { type: "text" };
 import m0003 from "./0003_metrics_alerts.sql" with { type: "text" };
 import m0004 from "./0004_metric_containers.sql" with { type: "text" };
+import m0005 from "./0005_backups.sql" with { type: "text" };
 
 export interface Migration {
   tag: string;
@@ -19,4 +20,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { tag: "0002_request_stats", sql: m0002 },
   { tag: "0003_metrics_alerts", sql: m0003 },
   { tag: "0004_metric_containers", sql: m0004 },
+  { tag: "0005_backups", sql: m0005 },
 ];

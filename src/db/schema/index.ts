@@ -3,5 +3,6 @@ export * from "./activity";
 export * from "./alerts";
 export * from "./apps";
 export * from "./auth";
+export * from "./backups";
 export * from "./metrics";
 export * from "./settings";
