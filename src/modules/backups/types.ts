@@ -55,3 +55,14 @@ export interface Target {
   /** Check the target is usable (write, read back, delete a small probe); throws an error naming what failed. */
   test(): Promise<void>;
 }
+
+/**
+ * What a run backs up, once resolved: an app service through its strategy, or Sundeck's own database. The runner
+ * gzips, hashes and stores what `open` yields; it knows nothing else of the source.
+ */
+export interface BackupSource {
+  /** The strategy id, or `state` for Sundeck's own database. */
+  strategy: string;
+  extension: string;
+  open(ctl: OpControl): Promise<ReadableStream<Uint8Array>>;
+}
