@@ -2,6 +2,7 @@
  * The Engine API client: container state, logs and events read from the Docker socket (never parsed from compose
  * output), image presence, and the shared networks Sundeck creates.
  */
+import { execIn, getArchive, putArchive } from "./exec";
 import { JsonLines, LogDecoder } from "./streams";
 import { type EngineTarget, EngineTransport, engineTarget } from "./transport";
 import { type ContainerSummary, type DockerEvent, DockerUnavailable, type Engine, EngineError, type LogLine } from "./types";
@@ -72,6 +73,12 @@ export function createEngine(opts: EngineOptions = {}): Engine {
         throw e;
       }
     },
+
+    exec: (id, o) => execIn(http, id, o),
+
+    getArchive: (id, path, signal) => getArchive(http, id, path, signal),
+
+    putArchive: (id, path, tar, signal) => putArchive(http, id, path, tar, signal),
 
     ensureNetwork(name) {
       // one create per name at a time in this process; other processes are handled in createNetwork

@@ -2,6 +2,9 @@
  * Interfaces of the Docker layer: the command runner (compose shells out), the compose driver (v2 or v1), and the
  * Engine API client (container state, logs, events: never parsed from compose output).
  */
+import type { ExecOptions, ExecProcess } from "./exec";
+
+export type { ExecOptions, ExecProcess };
 
 export interface RunOptions {
   cwd?: string;
@@ -133,6 +136,12 @@ export interface Engine {
   imageExists(ref: string): Promise<boolean>;
   /** Create a bridge network when it does not exist. */
   ensureNetwork(name: string): Promise<void>;
+  /** Run a command in a running container: stdout streams out (demultiplexed), stdin streams in when given. */
+  exec(id: string, o: ExecOptions): Promise<ExecProcess>;
+  /** A tar stream of a path of a container (`GET /containers/{id}/archive`); no tools needed in the image. */
+  getArchive(id: string, path: string, signal?: AbortSignal): Promise<ReadableStream<Uint8Array>>;
+  /** Extract a tar stream into an existing directory of a container, running or stopped (`PUT .../archive`). */
+  putArchive(id: string, path: string, tar: ReadableStream<Uint8Array>, signal?: AbortSignal): Promise<void>;
 }
 
 /** The engine or compose is not usable; the message says what to do. */

@@ -1,0 +1,311 @@
+/**
+ * Exec and archive calls of the Engine API, all streaming: a command run in a container with its stdout as a stream
+ * (demultiplexed), stderr kept (capped) for error messages, stdin streamed in; and a path of a container read or
+ * written as a tar stream (`GET`/`PUT /containers/{id}/archive`, no tools needed inside the image).
+ *
+ * Why a raw socket for exec start: `POST /exec/{id}/start` with stdin attached hijacks the HTTP connection (the client
+ * sends `Connection: Upgrade` / `Upgrade: tcp`, the engine answers `101 UPGRADED`, and from then on the socket is a raw
+ * duplex: the engine writes 8-byte-framed stdout/stderr, the client writes stdin and half-closes its side (shutdown
+ * write) to send EOF). fetch cannot do that, so the request is written by hand on a node:net socket opened with
+ * `allowHalfOpen`, which keeps reading after we end our side.
+ */
+import { connect, type Socket } from "node:net";
+import type { EngineTransport } from "./transport";
+import { EngineError } from "./types";
+
+/** What to run in a container. */
+export interface ExecOptions {
+  cmd: string[];
+  /** Extra environment, `KEY=value` (secrets go here rather than in argv: argv shows in `ps`). */
+  env?: string[];
+  user?: string;
+  workingDir?: string;
+  /** Streamed to the command's stdin, then EOF; without it stdin is not attached. */
+  stdin?: ReadableStream<Uint8Array>;
+  /** Aborting closes the connection (the engine does not kill the process: it sees EOF/EPIPE). */
+  signal?: AbortSignal;
+  /** Bytes of stderr kept (the last ones), default 64 KiB. */
+  stderrCap?: number;
+}
+
+/** A running exec: read `stdout` to the end, then `result` says how it ended. */
+export interface ExecProcess {
+  stdout: ReadableStream<Uint8Array>;
+  /** Settles after the output ended: the exit code and the (capped) stderr. */
+  result: Promise<{ exitCode: number; stderr: string }>;
+}
+
+const STDERR_CAP = 64 * 1024;
+const HEAD_CAP = 64 * 1024;
+
+/** Create an exec in a running container and start it attached. */
+export async function execIn(http: EngineTransport, id: string, o: ExecOptions): Promise<ExecProcess> {
+  const created = await http.json("POST", `/containers/${encodeURIComponent(id)}/exec`, {
+    body: {
+      AttachStdin: Boolean(o.stdin),
+      AttachStdout: true,
+      AttachStderr: true,
+      Tty: false,
+      Cmd: o.cmd,
+      ...(o.env?.length ? { Env: o.env } : {}),
+      ...(o.user ? { User: o.user } : {}),
+      ...(o.workingDir ? { WorkingDir: o.workingDir } : {}),
+    },
+    signal: o.signal,
+  });
+  const execId = String(created?.Id ?? "");
+  const path = `/v${await http.apiVersion()}/exec/${execId}/start`;
+  const { socket, rest } = await hijack(http, path, { Detach: false, Tty: false }, o.signal);
+  const cap = o.stderrCap ?? STDERR_CAP;
+  let stderr: Uint8Array = new Uint8Array(0);
+  let ended!: () => void;
+  let failed!: (e: unknown) => void;
+  const streamEnd = new Promise<void>((res, rej) => {
+    ended = res;
+    failed = rej;
+  });
+  streamEnd.catch(() => {});
+  const frames = new FrameSplitter((kind, payload) => {
+    if (kind === 2) stderr = keepTail(stderr, payload, cap);
+    else if (kind === 1) out.enqueue(payload.slice());
+  });
+  let out!: ReadableStreamDefaultController<Uint8Array>;
+  const stdout = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        out = c;
+        if (rest.length) frames.push(new Uint8Array(rest));
+        socket.on("data", (chunk: Buffer) => {
+          frames.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((out.desiredSize ?? 1) <= 0) socket.pause();
+        });
+        socket.on("end", () => {
+          try {
+            out.close();
+          } catch {}
+          ended();
+        });
+        socket.on("error", (e) => {
+          try {
+            out.error(e);
+          } catch {}
+          failed(e);
+        });
+        socket.on("close", () => ended());
+      },
+      pull() {
+        socket.resume();
+      },
+      cancel() {
+        socket.destroy();
+        ended();
+      },
+    },
+    { highWaterMark: 4 },
+  );
+  if (o.stdin) pumpStdin(o.stdin, socket).catch((e) => socket.destroy(e));
+  const onAbort = () => socket.destroy(new DOMException("exec aborted", "AbortError"));
+  o.signal?.addEventListener("abort", onAbort, { once: true });
+  const result = streamEnd
+    .then(async () => ({ exitCode: await exitCodeOf(http, execId), stderr: new TextDecoder().decode(stderr) }))
+    .finally(() => o.signal?.removeEventListener("abort", onAbort));
+  result.catch(() => {});
+  return { stdout, result };
+}
+
+/** A tar stream of `path` in the container (its last component is the top entry, as `docker cp` does). */
+export async function getArchive(
+  http: EngineTransport,
+  id: string,
+  path: string,
+  signal?: AbortSignal,
+): Promise<ReadableStream<Uint8Array>> {
+  const res = await http.stream("GET", `/containers/${encodeURIComponent(id)}/archive`, { query: { path }, signal });
+  if (!res.body) throw new EngineError(500, `archive of ${path} came without a body`);
+  return res.body;
+}
+
+/** Extract a tar stream into `path`, an existing directory of the container (running or stopped). */
+export async function putArchive(
+  http: EngineTransport,
+  id: string,
+  path: string,
+  tar: ReadableStream<Uint8Array>,
+  signal?: AbortSignal,
+): Promise<void> {
+  const qs = new URLSearchParams({ path, noOverwriteDirNonDir: "false" });
+  const url = `${http.target.baseUrl}/v${await http.apiVersion()}/containers/${encodeURIComponent(id)}/archive?${qs}`;
+  const init: RequestInit & { unix?: string; timeout?: boolean } = {
+    method: "PUT",
+    body: tar,
+    headers: { "content-type": "application/x-tar" },
+    signal,
+    timeout: false,
+  };
+  if (http.target.socketPath) init.unix = http.target.socketPath;
+  let res: Response;
+  try {
+    res = await fetch(url, init);
+  } catch (e) {
+    throw http.connectionError(e, signal);
+  }
+  const text = await res.text();
+  if (!res.ok) throw new EngineError(res.status, messageOf(text) || `PUT archive ${path} answered ${res.status}`);
+}
+
+/** Open a connection, send the upgrade request, and return the socket once the engine answered 101 (or 200). */
+async function hijack(
+  http: EngineTransport,
+  path: string,
+  body: unknown,
+  signal?: AbortSignal,
+): Promise<{ socket: Socket; rest: Buffer }> {
+  const socket = openSocket(http);
+  const json = JSON.stringify(body);
+  const request =
+    `POST ${path} HTTP/1.1\r\nHost: docker\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
+    `Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n${json}`;
+  return await new Promise((resolve, reject) => {
+    let head = Buffer.alloc(0);
+    const fail = (e: unknown) => {
+      cleanup();
+      socket.destroy();
+      reject(e);
+    };
+    const onAbort = () => fail(new DOMException("exec aborted", "AbortError"));
+    const onError = (e: unknown) => fail(http.connectionError(e, signal));
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf("\r\n\r\n");
+      if (end < 0) {
+        if (head.length > HEAD_CAP) fail(new EngineError(502, "engine sent an oversized response head"));
+        return;
+      }
+      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head.subarray(0, end).toString("latin1"))?.[1] ?? 0);
+      const rest = head.subarray(end + 4);
+      if (status === 101 || status === 200) {
+        cleanup();
+        socket.pause();
+        // what came with the head belongs to the stream: the caller feeds it first
+        resolve({ socket, rest });
+        return;
+      }
+      // an error answer: read its (small) body, by Content-Length or until the engine closes, then report it
+      const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head.subarray(0, end).toString("latin1"))?.[1] ?? -1);
+      let errBody = rest;
+      const report = () => fail(new EngineError(status, messageOf(errBody.toString()) || `exec start answered ${status}`));
+      socket.removeListener("data", onData);
+      if (length >= 0 && errBody.length >= length) return report();
+      socket.on("data", (c: Buffer) => {
+        errBody = Buffer.concat([errBody, c]).subarray(0, HEAD_CAP);
+        if (length >= 0 && errBody.length >= length) report();
+      });
+      socket.once("end", report);
+    };
+    function cleanup() {
+      socket.removeListener("data", onData);
+      socket.removeListener("error", onError);
+      signal?.removeEventListener("abort", onAbort);
+    }
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    socket.on("data", onData);
+    socket.on("error", onError);
+    socket.write(request);
+  });
+}
+
+function openSocket(http: EngineTransport): Socket {
+  if (http.target.socketPath) return connect({ path: http.target.socketPath, allowHalfOpen: true });
+  const u = new URL(http.target.baseUrl);
+  return connect({ host: u.hostname, port: Number(u.port || 2375), allowHalfOpen: true });
+}
+
+/** Write the stdin stream to the socket with backpressure, then half-close (EOF for the command). */
+async function pumpStdin(stdin: ReadableStream<Uint8Array>, socket: Socket): Promise<void> {
+  const reader = stdin.getReader();
+  try {
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      if (socket.destroyed) return;
+      if (!socket.write(r.value)) {
+        await new Promise<void>((res) => {
+          const go = () => {
+            socket.off("drain", go);
+            socket.off("close", go);
+            res();
+          };
+          socket.on("drain", go);
+          socket.on("close", go);
+        });
+      }
+    }
+    if (!socket.destroyed) socket.end();
+  } catch (e) {
+    reader.cancel(e).catch(() => {});
+    throw e;
+  }
+}
+
+/**
+ * The exit code once the engine marks the exec finished. The output can end a moment before the engine records the
+ * exit, so it is asked again briefly (a bounded wait, 5 s).
+ */
+async function exitCodeOf(http: EngineTransport, execId: string): Promise<number> {
+  const deadline = Date.now() + 5000;
+  for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
+    const info = await http.json("GET", `/exec/${execId}/json`);
+    if (!info?.Running && info?.ExitCode !== null && info?.ExitCode !== undefined) return Number(info.ExitCode);
+    if (Date.now() > deadline) throw new EngineError(500, `exec ${execId.slice(0, 12)} did not report an exit code`);
+    await Bun.sleep(wait);
+  }
+}
+
+/** Splits the multiplexed stream (`[kind, 0, 0, 0, size u32 BE] payload`) into payloads as they arrive. */
+export class FrameSplitter {
+  private header = new Uint8Array(8);
+  private have = 0;
+  private left = 0;
+  private kind = 0;
+
+  constructor(private readonly onPayload: (kind: number, payload: Uint8Array) => void) {}
+
+  push(chunk: Uint8Array): void {
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.left === 0) {
+        const n = Math.min(8 - this.have, chunk.length - at);
+        this.header.set(chunk.subarray(at, at + n), this.have);
+        this.have += n;
+        at += n;
+        if (this.have < 8) return;
+        this.have = 0;
+        const h = this.header;
+        this.kind = h[0];
+        this.left = ((h[4] << 24) >>> 0) + (h[5] << 16) + (h[6] << 8) + h[7];
+        continue;
+      }
+      const n = Math.min(this.left, chunk.length - at);
+      this.onPayload(this.kind, chunk.subarray(at, at + n));
+      this.left -= n;
+      at += n;
+    }
+  }
+}
+
+function keepTail(kept: Uint8Array, more: Uint8Array, cap: number): Uint8Array {
+  const all = new Uint8Array(kept.length + more.length);
+  all.set(kept, 0);
+  all.set(more, kept.length);
+  return all.length > cap ? all.slice(all.length - cap) : all;
+}
+
+function messageOf(text: string): string {
+  const t = text.trim();
+  try {
+    return String(JSON.parse(t)?.message ?? t).trim();
+  } catch {
+    return t;
+  }
+}
