@@ -2,6 +2,8 @@
  * The dashboard's HTTP client: JSON in and out, the server's one-line text errors surfaced as they are, and a
  * signal when the session is gone so the app can show the login form.
  */
+
+import type { BackupConfigInput } from "./backups";
 import type {
   Accepted,
   ActivityDetail,
@@ -18,9 +20,13 @@ import type {
   AppVersionDetail,
   AppView,
   AuditConfig,
+  BackupConfig,
+  BackupRestore,
+  BackupRun,
   CertInfo,
   CreatedApiKey,
   DeployRecord,
+  DetectedStrategy,
   Me,
   NewUser,
   PublicHost,
@@ -92,6 +98,24 @@ export async function request<T>(method: string, path: string, body?: unknown, o
     throw err;
   }
   if (res.status === 204) return undefined as T;
+  const type = res.headers.get("content-type") ?? "";
+  return (type.includes("json") ? await res.json() : await res.text()) as T;
+}
+
+/** A multipart POST (uploads); resolves with the parsed JSON, rejects with ApiError like `request`. */
+export async function upload<T>(path: string, form: FormData): Promise<T> {
+  let res: Response;
+  try {
+    // no content-type: the browser sets multipart/form-data with its boundary
+    res = await fetch(path, { method: "POST", headers: { accept: "application/json" }, body: form, credentials: "same-origin" });
+  } catch {
+    throw new ApiError(0, "Cannot reach the server: check your connection");
+  }
+  if (!res.ok) {
+    const err = await errorOf(res);
+    if (res.status === 401) for (const fn of unauthorizedListeners) fn();
+    throw err;
+  }
   const type = res.headers.get("content-type") ?? "";
   return (type.includes("json") ? await res.json() : await res.text()) as T;
 }
@@ -231,6 +255,24 @@ export const api = {
     silence: (id: number, until: string | null) => request<AlertRule>("POST", `/api/alerts/rules/${id}/silence`, { until }),
     history: (f: AlertHistoryFilter, signal?: AbortSignal) =>
       request<AlertHistoryPage>("GET", `/api/alerts/history${historyQuery(f)}`, undefined, { signal }),
+  },
+
+  backups: {
+    detected: (slug: string) => request<DetectedStrategy[]>("GET", `/api/apps/${enc(slug)}/backups/detected`),
+    configs: (slug: string) => request<BackupConfig[]>("GET", `/api/apps/${enc(slug)}/backups/configs`),
+    create: (slug: string, c: BackupConfigInput) => request<BackupConfig>("POST", `/api/apps/${enc(slug)}/backups/configs`, c),
+    /** `target.secret_key` as the mask keeps the stored secret. */
+    update: (id: number, c: BackupConfigInput) => request<BackupConfig>("PUT", `/api/backups/configs/${id}`, c),
+    remove: (id: number) => request<void>("DELETE", `/api/backups/configs/${id}`),
+    run: (id: number) => request<{ run_id: number }>("POST", `/api/backups/configs/${id}/run`),
+    runs: (slug: string) => request<BackupRun[]>("GET", `/api/apps/${enc(slug)}/backups/runs`),
+    /** A plain link (the session cookie goes with it); S3 answers with a redirect to a presigned URL. */
+    downloadHref: (runId: number) => `/api/backups/runs/${runId}/download`,
+    restore: (runId: number) => request<{ restore_id: number }>("POST", `/api/backups/runs/${runId}/restore`),
+    restores: (slug: string) => request<BackupRestore[]>("GET", `/api/apps/${enc(slug)}/backups/restores`),
+    /** multipart `file`, `strategy`, `container?`; a refused archive answers 400 naming the entry, a busy server 429. */
+    uploadRestore: (slug: string, form: FormData) =>
+      upload<{ restore_id: number }>(`/api/apps/${enc(slug)}/backups/upload-restore`, form),
   },
 
   webhooks: {

@@ -12,6 +12,8 @@ export { ALERT_KINDS } from "../shared/alerts";
 export type { ApiKey, CreatedApiKey } from "../shared/apikeys";
 export type { AppCompose, AppContainer, AppEndpoint, AppService, AppStatus, AppView, ContainerLogFrame } from "../shared/apps";
 export type { Me, SetupStatus, SignedIn } from "../shared/auth";
+export type { BackupConfig, BackupRestore, BackupRun, BackupStrategy, BackupTarget, DetectedStrategy } from "../shared/backups";
+export { BACKUP_STRATEGIES } from "../shared/backups";
 export type { CertInfo, UploadedCert } from "../shared/certs";
 export type { Accepted, AppVersion, AppVersionDetail, DeployFrame, DeployRecord } from "../shared/deploys";
 export type { AppMetrics, ContainerPoint, RequestStats, StatsPoint, SystemMetrics, SystemPoint } from "../shared/metrics";

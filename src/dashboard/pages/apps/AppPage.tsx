@@ -1,6 +1,6 @@
 /**
  * One app: header with live status and the lifecycle actions, the output of the operation in flight, and sections as
- * tabs in the URL (`?tab=versions`): services, endpoints, traffic, metrics, deploy, versions, compose, env, logs,
+ * tabs in the URL (`?tab=versions`): services, endpoints, traffic, metrics, backups, deploy, versions, compose, env, logs,
  * activity.
  */
 import type { ComponentChildren } from "preact";
@@ -13,6 +13,7 @@ import { Link, useLocation } from "../../router";
 import { mayMutateApps, useSession } from "../../session";
 import { ActivityTab } from "./ActivityTab";
 import { AppActions } from "./AppActions";
+import { BackupsTab } from "./BackupsTab";
 import { StatusBadge } from "./badges";
 import { ComposeTab } from "./ComposeTab";
 import { DeployConsole } from "./DeployConsole";
@@ -79,6 +80,9 @@ export function AppPage({ slug }: { slug: string }) {
         break;
       case "metrics":
         body = <MetricsTab app={a} />;
+        break;
+      case "backups":
+        body = <BackupsTab app={a} canEdit={canEdit} />;
         break;
       case "deploy":
         body = <DeployTab app={a} run={run} />;

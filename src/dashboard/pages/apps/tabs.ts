@@ -5,6 +5,7 @@ export const TABS = [
   { id: "endpoints", label: "Endpoints" },
   { id: "traffic", label: "Traffic" },
   { id: "metrics", label: "Metrics" },
+  { id: "backups", label: "Backups" },
   { id: "deploy", label: "Deploy" },
   { id: "versions", label: "Versions" },
   { id: "compose", label: "Compose" },
