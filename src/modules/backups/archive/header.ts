@@ -1,0 +1,116 @@
+/**
+ * One 512-byte tar header block, read the way Go's archive/tar (the Docker engine that extracts a restore) and GNU
+ * tar read it: checksum (unsigned or signed sum), octal or GNU base-256 numbers, ustar `prefix` only under the
+ * `ustar\0` magic (the GNU magic keeps times there), the star variant's shorter prefix.
+ */
+import { cString, decodeName } from "./names";
+
+export const BLOCK = 512;
+
+/** A header's fields, before extended headers are applied. */
+export interface RawHeader {
+  /** Type flag as a one-character string (`"\0"` for an old-style regular file). */
+  type: string;
+  /** Name as the archive's format reads it (`prefix/name` for ustar and pax). */
+  name: string;
+  /** Every other reading of the name a reader could make (name alone, either prefix length), to vet them all. */
+  altNames: string[];
+  /** Some name field holds bytes after a NUL (a name that one reader sees and another does not). */
+  hiddenName: boolean;
+  linkname: string;
+  /** Size field, or an error text when it does not parse. */
+  size: number | string;
+  mode: number;
+  uid: number;
+  gid: number;
+  mtime: number;
+  format: "ustar" | "gnu" | "v7";
+}
+
+const ascii = (b: Uint8Array, from: number, to: number) => String.fromCharCode(...b.subarray(from, to));
+
+/** True for an all-zero block (half of the end-of-archive marker). */
+export function isZeroBlock(b: Uint8Array): boolean {
+  for (let i = 0; i < BLOCK; i++) if (b[i] !== 0) return false;
+  return true;
+}
+
+/** Whether the checksum field matches the block (either sum, as old tars computed it signed). */
+export function checksumOk(b: Uint8Array): boolean {
+  const want = parseNumber(b.subarray(148, 156));
+  if (typeof want !== "number") return false;
+  let unsigned = 0;
+  let signed = 0;
+  for (let i = 0; i < BLOCK; i++) {
+    const v = i >= 148 && i < 156 ? 0x20 : b[i];
+    unsigned += v;
+    signed += v > 127 ? v - 256 : v;
+  }
+  return want === unsigned || want === signed;
+}
+
+/**
+ * A numeric field: octal padded with spaces or NULs, or GNU base-256 (high bit of the first byte set). Returns an
+ * error text for garbage, a negative number or one past 2^53 (a size no archive under the cap can have).
+ */
+export function parseNumber(field: Uint8Array): number | string {
+  if (field[0] & 0x80) {
+    if (field[0] === 0xff) return "negative number";
+    let v = field[0] & 0x7f;
+    for (let i = 1; i < field.length; i++) {
+      v = v * 256 + field[i];
+      if (v > Number.MAX_SAFE_INTEGER) return "number field overflows";
+    }
+    return v;
+  }
+  const text = ascii(field, 0, field.length).replace(/^[ \0]+|[ \0]+$/g, "");
+  if (text === "") return 0;
+  if (!/^[0-7]+$/.test(text)) return "malformed number field";
+  const v = Number.parseInt(text, 8);
+  return v > Number.MAX_SAFE_INTEGER ? "number field overflows" : v;
+}
+
+const num = (b: Uint8Array, from: number, len: number) => {
+  const v = parseNumber(b.subarray(from, from + len));
+  return typeof v === "number" ? v : 0;
+};
+
+/** Read a header block whose checksum was already verified. */
+export function parseHeader(b: Uint8Array): RawHeader {
+  const nameF = cString(b.subarray(0, 100));
+  const linkF = cString(b.subarray(157, 257));
+  const magic = ascii(b, 257, 263);
+  const version = ascii(b, 263, 265);
+  const base = decodeName(nameF.bytes);
+  const altNames: string[] = [];
+  let name = base;
+  let hiddenName = nameF.hidden;
+  let format: RawHeader["format"] = "v7";
+  if (magic === "ustar ") format = "gnu";
+  if (magic === "ustar\0") {
+    format = "ustar";
+    const star = ascii(b, 508, 512) === "tar\0";
+    const long = cString(b.subarray(345, 500));
+    const short = cString(b.subarray(345, 476));
+    hiddenName ||= star ? short.hidden : long.hidden;
+    const join = (p: Uint8Array) => (p.length ? `${decodeName(p)}/${base}` : base);
+    // Go reads the prefix only under version "00"; GNU tar under the magic alone: vet both readings
+    const chosen = star ? short : long;
+    if (version === "00") name = join(chosen.bytes);
+    for (const p of [long.bytes, short.bytes]) altNames.push(join(p));
+    altNames.push(base);
+  }
+  return {
+    type: String.fromCharCode(b[156]),
+    name,
+    altNames,
+    hiddenName,
+    linkname: decodeName(linkF.bytes) + (linkF.hidden ? "\0" : ""),
+    size: parseNumber(b.subarray(124, 136)),
+    mode: num(b, 100, 8),
+    uid: num(b, 108, 8),
+    gid: num(b, 116, 8),
+    mtime: num(b, 136, 12),
+    format,
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * What a restore calls: `vetArchive` reads a whole archive (pass 1) and says whether it may be extracted;
+ * `checkedTar` passes the tar bytes on while vetting them again (pass 2), so an archive that changed between the
+ * passes still cannot slip a refused entry through: each entry's bytes leave only after its header was accepted.
+ */
+import { gunzipCapped, peek } from "./gunzip";
+import { type TarEntry, TarReader } from "./reader";
+import { ArchiveRefused } from "./refused";
+
+export type { TarEntry } from "./reader";
+export { ArchiveRefused } from "./refused";
+
+/** How to read an archive: gzip or not (`"auto"` looks for the gzip magic), and the cap on decompressed bytes. */
+export interface VetOptions {
+  /** Default "auto". */
+  gzip?: "auto" | boolean;
+  /** Most tar bytes (after gunzip) read before refusing: config `backups.max_restore_bytes`. */
+  maxBytes: number;
+}
+
+/** The tar bytes of `src` (gunzipped and capped when it is gzip), read lazily. */
+async function tarStream(src: ReadableStream<Uint8Array>, opts: VetOptions): Promise<ReadableStream<Uint8Array>> {
+  let gzip = opts.gzip ?? "auto";
+  let stream = src;
+  if (gzip === "auto") {
+    const [head, rest] = await peek(src, 2);
+    gzip = head[0] === 0x1f && head[1] === 0x8b;
+    stream = rest;
+  }
+  return gzip ? gunzipCapped(stream, opts.maxBytes) : stream;
+}
+
+/**
+ * Read `src` through the reader, calling `each` after every chunk; after the end-of-archive marker the rest is still
+ * read (and counted against the cap) so a gzip trailer is checked, and its bytes ignored.
+ */
+async function drive(src: ReadableStream<Uint8Array>, tar: TarReader, each: () => void | Promise<void>): Promise<void> {
+  const reader = src.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      tar.push(value);
+      await each();
+    }
+    tar.end();
+  } catch (e) {
+    reader.cancel(e).catch(() => {});
+    throw e;
+  }
+}
+
+/**
+ * Vet a whole archive as a stream, holding no more than a header and its extended headers in memory. Throws
+ * ArchiveRefused naming the first offending entry (or the archive, for gzip, truncation and the cap).
+ */
+export async function vetArchive(src: ReadableStream<Uint8Array>, opts: VetOptions): Promise<{ entries: number; bytes: number }> {
+  const tar = new TarReader({ maxBytes: opts.maxBytes });
+  await drive(await tarStream(src, opts), tar, () => {});
+  return { entries: tar.count, bytes: tar.bytes };
+}
+
+/** Every accepted entry of an archive in order (for listings and tests); throws ArchiveRefused like `vetArchive`. */
+export async function* tarEntries(src: ReadableStream<Uint8Array>, opts: VetOptions): AsyncGenerator<TarEntry> {
+  const tar = new TarReader({ maxBytes: opts.maxBytes });
+  const reader = (await tarStream(src, opts)).getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      tar.push(value);
+      yield* tar.take().entries;
+    }
+    tar.end();
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
+/**
+ * The uncompressed tar bytes of `src`, vetted on the way: an entry's header and data are passed on only once the
+ * entry is accepted, the stream ends right after the end-of-archive marker, and it errors with ArchiveRefused (having
+ * passed on no byte of the refused entry) when anything is wrong. Only closes after the input ended cleanly.
+ */
+export function checkedTar(src: ReadableStream<Uint8Array>, opts: VetOptions): ReadableStream<Uint8Array> {
+  const tar = new TarReader({ maxBytes: opts.maxBytes, passOn: true });
+  let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(c) {
+        try {
+          reader ??= (await tarStream(src, opts)).getReader();
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) {
+              tar.end();
+              return c.close();
+            }
+            tar.push(value);
+            const { data } = tar.take();
+            for (const d of data) c.enqueue(d);
+            if (data.length) return;
+          }
+        } catch (e) {
+          reader?.cancel(e).catch(() => {});
+          c.error(e instanceof ArchiveRefused ? e : new ArchiveRefused(null, `unreadable archive: ${String(e)}`));
+        }
+      },
+      cancel: (why) => (reader ? reader.cancel(why) : src.cancel(why)),
+    },
+    { highWaterMark: 0 },
+  );
+}
