@@ -44,6 +44,40 @@ export class Api {
   put = <T = any>(path: string, body?: unknown) => this.request<T>("PUT", path, body);
   del = <T = any>(path: string) => this.request<T>("DELETE", path);
 
+  /**
+   * `method path` with a raw body (multipart, a stream), answering the Response itself so its body can be streamed:
+   * the timeout covers the wait for the headers only, a redirect is returned (not followed), anything else not 2xx
+   * throws like `request`.
+   */
+  async open(method: string, path: string, init: { body?: BodyInit; headers?: Record<string, string> } = {}): Promise<Response> {
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(), this.timeoutMs);
+    let r: Response;
+    try {
+      r = await fetch(`${this.target.url}/api${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.target.apiKey}`,
+          "user-agent": `sundeck-cli/${VERSION}`,
+          ...init.headers,
+        },
+        body: init.body,
+        redirect: "manual",
+        signal: ac.signal,
+      });
+    } catch (e) {
+      const err = e as Error & { code?: string };
+      if (err.name === "AbortError")
+        throw new ClientError(`${method} ${path}: no answer from ${this.where} within ${this.timeoutMs / 1000}s`);
+      const why = err.code === "ConnectionRefused" || err.code === "ECONNREFUSED" ? "connection refused" : err.message;
+      throw new ClientError(`cannot reach ${this.where}: ${why}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (r.ok || (r.status >= 300 && r.status < 400 && r.headers.has("location"))) return r;
+    throw await this.failure(r, path);
+  }
+
   /** Open a WebSocket under /api; resolves once it is open. */
   openSocket(path: string, query: Record<string, string | undefined> = {}): Promise<WebSocket> {
     const u = new URL(`${this.target.url}/api${path}`);
@@ -128,6 +162,8 @@ export class Api {
     let line = text && type.startsWith("text/plain") ? (text.split("\n")[0] ?? "") : "";
     if (!line) line = `${r.status} ${r.statusText || "error"}`;
     if (line.length > 500) line = `${line.slice(0, 500)}…`;
+    const retry = r.headers.get("retry-after");
+    if (r.status === 429 && retry) line += ` (busy, retry in ${retry} s)`;
     if (r.status >= 300 && r.status < 400) line += ` (redirected to ${r.headers.get("location") ?? "?"}: check the URL)`;
     const app = /^\/apps\/([^/?]+)/.exec(path)?.[1];
     if (r.status === 404 && app && app !== "deploy") line += `: no app named ${decodeURIComponent(app)} on ${this.where}`;

@@ -88,7 +88,7 @@ describe("configInput", () => {
     const f = configForm(c);
     expect(f.secret_key).toBe("");
     const body = configInput(f, c);
-    expect(body.target).toEqual({ ...(c.target as object), secret_key: BACKUP_SECRET_MASK });
+    expect(body.target as unknown).toEqual({ ...(c.target as object), secret_key: BACKUP_SECRET_MASK });
     expect(body.schedule).toBe("30 2 * * *");
     expect(body.timezone).toBe("Europe/Paris");
     expect(body.pre_hooks).toEqual(["echo before"]);
