@@ -87,6 +87,8 @@ export const durationMs = (text: string): number => parseDuration(text) ?? 0;
 export function checkRule(i: RuleFields): RuleFields {
   const name = i.name.trim();
   if (!name) throw badRequest("name must not be blank");
+  // a rule name lands in chat messages, activity entries and terminals, like a webhook's name
+  if (/[\0-\x1f\x7f]/.test(name)) throw badRequest("name must not contain control characters");
   const kind = i.kind as AlertKind;
   if (!ALERT_KINDS.includes(kind)) throw badRequest(`kind must be one of ${ALERT_KINDS.join(", ")}`);
   const app = i.app_slug === null ? null : checkSlug(i.app_slug);

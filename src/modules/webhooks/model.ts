@@ -5,6 +5,7 @@
 import { t } from "elysia";
 import { WEBHOOK_KINDS } from "../../shared/webhooks";
 import { checkAddress, literalHost } from "./address-policy";
+import { PORT_ERROR } from "./safe-http";
 
 export const MAX_NAME = 100;
 export const MAX_URL = 2048;
@@ -64,6 +65,8 @@ export function checkUrl(text: string, allowPrivate: boolean): string | { error:
   if (u.protocol !== "http:" && u.protocol !== "https:") return { error: "url must be an http or https URL" };
   if (u.username || u.password) return { error: "url must not contain a user name or password" };
   if (!u.hostname) return { error: "url must name a host" };
+  // WHATWG keeps port 0, which a delivery would otherwise read as "no port" and send to 80 or 443
+  if (u.port !== "" && Number(u.port) === 0) return { error: PORT_ERROR };
   u.hash = "";
   if (u.href.length > MAX_URL) return { error: `url must be at most ${MAX_URL} characters` };
   const literal = literalHost(u);

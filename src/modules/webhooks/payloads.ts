@@ -39,7 +39,8 @@ function facts(n: AlertNotification): Array<[string, string]> {
 export function slackMessage(n: AlertNotification) {
   const title = headline(n);
   return {
-    text: cut(`${title}: ${n.message}`, 3000),
+    // the fallback text is markup too, and it is what notifications read: `<!channel>` in it would ping everyone
+    text: cut(slackEscape(`${title}: ${n.message}`), 3000),
     blocks: [
       { type: "header", text: { type: "plain_text", text: cut(title, 150), emoji: true } },
       { type: "section", text: { type: "mrkdwn", text: cut(slackEscape(n.message || title), 3000) } },

@@ -45,6 +45,9 @@ export interface SafeHttpOptions {
   userAgent?: string;
 }
 
+/** Why a URL naming port 0 is refused, by this client and when a destination is stored. */
+export const PORT_ERROR = "url must name a port from 1 to 65535";
+
 /** A header name token and a value without control characters: nothing a caller passes can split the request. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_VALUE = /[\0-\x08\x0a-\x1f\x7f]/;
@@ -107,6 +110,7 @@ export function createSafeHttp(opts: SafeHttpOptions) {
       }
       if (url.protocol !== "http:" && url.protocol !== "https:") return failed("url must be http or https", false);
       if (url.username || url.password) return failed("url must not carry credentials", false);
+      if (url.port !== "" && Number(url.port) === 0) return failed(PORT_ERROR, false);
       for (const [k, v] of Object.entries(headers)) {
         if (!TOKEN.test(k) || BAD_VALUE.test(v)) return failed(`invalid header ${k}`, false);
       }
