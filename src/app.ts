@@ -20,6 +20,7 @@ import { apiKeyRoutes } from "./modules/apikeys/routes";
 import { appRoutes } from "./modules/apps/routes";
 import { authPlugin } from "./modules/auth/macro";
 import { authRoutes } from "./modules/auth/routes";
+import { backupRoutes } from "./modules/backups/routes";
 import { certRoutes } from "./modules/certs/routes";
 import { deployRoutes } from "./modules/deploys/routes";
 import { deployStreamRoutes } from "./modules/deploys/streams";
@@ -76,6 +77,7 @@ export function createApp(ctx: Ctx) {
     .use(registryRoutes(ctx))
     .use(webhookRoutes(ctx))
     .use(alertRoutes(ctx))
+    .use(backupRoutes(ctx))
     .use(certRoutes(ctx))
     .use(metricsRoutes(ctx))
     .use(prometheusRoutes(ctx))

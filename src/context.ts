@@ -23,6 +23,8 @@ import { type AppViews, createAppViews } from "./modules/apps/view";
 import { createLoginGuard, type LoginGuard } from "./modules/auth/lockout";
 import { type Auth, createAuth } from "./modules/auth/service";
 import { createSessions } from "./modules/auth/sessions";
+import type { Backups } from "./modules/backups/service";
+import { type BackupWiring, wireBackups } from "./modules/backups/wire";
 import { DeployOutput } from "./modules/deploys/output";
 import { createDeployRepo, type DeployRepo } from "./modules/deploys/repo";
 import { createDeployer, type Deployer } from "./modules/deploys/service";
@@ -85,6 +87,8 @@ export interface Ctx {
   edge: Edge;
   /** Alert rules, their history, and the evaluator (started by the server); `raise` for event kinds such as backups. */
   alerts: Alerts;
+  /** Backup configs, runs (scheduled, missed, now), downloads and restores; the server starts and stops its work. */
+  backups: Backups;
 }
 
 export interface ContextOptions {
@@ -106,6 +110,8 @@ export interface ContextOptions {
   };
   /** Webhook delivery: resolver, timeouts, retry delays, queue (tests shorten or replace them). */
   webhooks?: DispatchTuning;
+  /** Backups: a strategy or the containers replaced (tests of what surrounds them). */
+  backups?: BackupWiring["override"];
 }
 
 /** The database file inside the data dir. */
@@ -244,6 +250,20 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     reader: metrics,
     notifier: webhooks,
   });
+  const backups = wireBackups({
+    config,
+    db,
+    clock,
+    logs,
+    secrets,
+    activity,
+    alerts,
+    docker,
+    appRepo,
+    appViews,
+    lock: (slug) => deployer.locks.acquire(slug),
+    override: opts.backups,
+  });
   return {
     config,
     configSource: opts.configSource ?? null,
@@ -279,5 +299,6 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     metrics,
     edge,
     alerts,
+    backups,
   };
 }

@@ -76,6 +76,8 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
   void ctx.metrics.start();
   // follows the metrics ticks, and judges the other kinds on its own timer
   ctx.alerts.start();
+  // recovery of work a killed process left running, the temp sweeps, the schedules, missed runs once
+  void ctx.backups.start().catch((e) => log.error("backups failed to start", { error: (e as Error).message }));
   // the first pass may start deploys; it runs in the background so the API is up at once
   void ctx.reconciler.start().catch((e) => log.error("reconciler failed to start", { error: (e as Error).message }));
   log.info(`sundeck ${VERSION} (${COMMIT}) management api and dashboard on ${url}`, {
@@ -95,6 +97,8 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
         ctx.reconciler.stop();
         await ctx.edge.stop(STOP_GRACE_MS);
         await ctx.deployer.drain(DRAIN_GRACE_MS);
+        // running backups and restores are cancelled and recorded as failed, their partial objects removed
+        await ctx.backups.stop();
         ctx.alerts.stop();
         ctx.status.stop();
         await ctx.metrics.stop();

@@ -1,0 +1,93 @@
+/**
+ * The containers a backup works on: an app service's running container found through the Engine API by its compose
+ * labels, hooks run in it (Engine API exec), and the stop and start around a restore that needs the data at rest
+ * (the docker CLI: rare actions, only their last output line is kept for the error).
+ */
+
+import { projectName } from "../../docker/naming";
+import { minimalEnv } from "../../docker/runner";
+import type { CommandRunner, DockerHandle } from "../../docker/types";
+import { HttpError } from "../../lib/errors";
+import type { BackupContainer } from "./types";
+
+/** What the runner and the restorer need of Docker. */
+export interface ServiceContainers {
+  /** The running container of an app service (the first replica), or an error naming what is missing. */
+  find(slug: string, service: string): Promise<BackupContainer>;
+  /** A container of the app by name (upload-restore's `container`), running or not. */
+  byName(slug: string, name: string): Promise<BackupContainer>;
+  /** Run `sh -c cmd` in the container: exit code and the tail of its output. */
+  exec(c: BackupContainer, cmd: string, signal?: AbortSignal): Promise<{ code: number; output: string }>;
+  stop(c: BackupContainer): Promise<void>;
+  start(c: BackupContainer): Promise<void>;
+}
+
+/** Docker is not there: the routes answer 503 naming why. */
+const down = (d: DockerHandle) => new HttpError(503, d.problem ?? "docker is not available");
+
+/** The engine's container JSON reduced to what strategies need. */
+export function toBackupContainer(info: any): BackupContainer {
+  const labels: Record<string, string> = info?.Config?.Labels ?? {};
+  return {
+    id: String(info.Id),
+    name: String(info.Name ?? "").replace(/^\//, ""),
+    service: labels["com.docker.compose.service"] ?? "",
+    image: String(info?.Config?.Image ?? ""),
+    env: Array.isArray(info?.Config?.Env) ? info.Config.Env.map(String) : [],
+    mounts: (info?.Mounts ?? [])
+      .filter((m: any) => m.Type === "volume" || m.Type === "bind")
+      .map((m: any) => ({
+        type: m.Type,
+        ...(m.Name ? { name: String(m.Name) } : {}),
+        source: String(m.Source ?? ""),
+        destination: String(m.Destination ?? ""),
+      })),
+  };
+}
+
+/** Build the Docker side of backups over the detected layer. */
+export function createServiceContainers(docker: DockerHandle, runner: CommandRunner): ServiceContainers {
+  const engine = () => {
+    if (!docker.engine) throw down(docker);
+    return docker.engine;
+  };
+  const env = () => ({ ...minimalEnv(), ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}) });
+  const cli = async (argv: string[], signal?: AbortSignal) => {
+    const r = await runner.run(["docker", ...argv], { env: env(), signal, timeoutMs: 15 * 60_000 });
+    return { code: r.killed ? 130 : r.code, output: r.output.slice(-2000) };
+  };
+  const must = async (what: string, argv: string[]) => {
+    const r = await cli(argv);
+    if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}): ${r.output.trim().split("\n").pop() ?? ""}`);
+  };
+  return {
+    async find(slug, service) {
+      const e = engine();
+      const list = await e.containers({ project: projectName(slug) });
+      const running = list
+        .filter((c) => c.service === service && c.state === "running")
+        .sort((a, b) => (a.number ?? 0) - (b.number ?? 0));
+      if (running.length === 0) throw new Error(`no running container of service ${service}`);
+      return toBackupContainer(await e.inspect(running[0].id));
+    },
+    async byName(slug, name) {
+      const e = engine();
+      const list = await e.containers({ project: projectName(slug) });
+      const c = list.find((x) => x.name === name || x.id.startsWith(name));
+      if (!c || name.length < 1) throw new HttpError(400, `container: no container ${name} in app ${slug}`);
+      return toBackupContainer(await e.inspect(c.id));
+    },
+    async exec(c, cmd, signal) {
+      const p = await engine().exec(c.id, { cmd: ["sh", "-c", cmd], signal, stderrCap: 4096 });
+      // stdout is read to its end (and its tail kept) so the command is not blocked on a full pipe
+      let tail = "";
+      const dec = new TextDecoder();
+      for await (const chunk of p.stdout as unknown as AsyncIterable<Uint8Array>)
+        tail = (tail + dec.decode(chunk, { stream: true })).slice(-2000);
+      const r = await p.result;
+      return { code: r.exitCode, output: `${tail}\n${r.stderr}`.trim().slice(-2000) };
+    },
+    stop: (c) => must(`stopping ${c.name}`, ["stop", c.id]),
+    start: (c) => must(`starting ${c.name}`, ["start", c.id]),
+  };
+}

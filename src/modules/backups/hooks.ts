@@ -1,0 +1,34 @@
+/**
+ * Pre and post hooks: commands run with `sh -c` in the service's container, one after the other. A failing pre hook
+ * fails the run before anything is dumped; post hooks run after every attempt, failed ones included, because they
+ * usually undo what a pre hook did (unlock tables, resume writes) and must not be skipped by a failure.
+ */
+import type { ServiceContainers } from "./containers";
+import type { BackupContainer } from "./types";
+
+/** Run hooks in order; throws naming the first one that fails, with the last line of its output. */
+export async function runHooks(
+  containers: ServiceContainers,
+  c: BackupContainer,
+  which: "pre" | "post",
+  hooks: string[],
+  signal?: AbortSignal,
+): Promise<void> {
+  for (const [i, cmd] of hooks.entries()) {
+    const r = await containers.exec(c, cmd, signal);
+    if (r.code !== 0) {
+      const last = r.output.trim().split("\n").pop()?.slice(0, 300) ?? "";
+      throw new Error(`${which} hook ${i + 1} failed (exit ${r.code})${last ? `: ${last}` : ""}`);
+    }
+  }
+}
+
+/** The hooks of a config row (JSON arrays). */
+export function hooksOf(json: string): string[] {
+  try {
+    const v = JSON.parse(json);
+    return Array.isArray(v) ? v.map(String) : [];
+  } catch {
+    return [];
+  }
+}

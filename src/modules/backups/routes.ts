@@ -1,0 +1,141 @@
+/**
+ * Routes of backups. Under an app: who may read the app sees its configs, runs and restores; who may change it
+ * (admins, manage with a grant) changes configs, runs, downloads and restores (an archive holds the app's data and
+ * secrets, so a viewer does not download it). Routes by id find the app from the record and apply the same rule.
+ */
+import { Elysia, t } from "elysia";
+import type { Ctx } from "../../context";
+import { noContent, parseId, withStatus } from "../../http/respond";
+import { badRequest, notFound } from "../../lib/errors";
+import type { Principal } from "../../shared/principal";
+import { authPlugin } from "../auth/macro";
+import { authorize } from "../auth/policy";
+import { ConfigBody, ListQuery } from "./model";
+
+const id = (text: string) => {
+  const n = parseId(text);
+  if (n === null) throw notFound();
+  return n;
+};
+
+/** `limit`: default 50, at most 500. */
+function limitOf(text: string | undefined): number {
+  if (text === undefined || text === "") return 50;
+  if (!/^\d{1,6}$/.test(text) || Number(text) < 1) throw badRequest("limit must be a positive whole number");
+  return Math.min(Number(text), 500);
+}
+
+/** /api/apps/:slug/backups/* and /api/backups/* */
+export function backupRoutes(ctx: Ctx) {
+  const read = { app: "read" } as const;
+  const write = { app: "write" } as const;
+  /** The app-scope rule for a record found by id (404 for an app the caller cannot see, 403 for read-only). */
+  const scope = (p: Principal, slug: string | null, need: "read" | "write") =>
+    authorize(p, { app: need }, { slug: slug ?? undefined, hasGrant: ctx.userRepo.hasGrant });
+  const app = (slug: string) => {
+    if (!ctx.appRepo.bySlug(slug)) throw notFound();
+    return slug;
+  };
+  const tags = ["backups"];
+
+  return new Elysia({ name: "backup-routes" })
+    .use(authPlugin(ctx))
+    .get("/api/apps/:slug/backups/configs", ({ params }) => ctx.backups.configs.list(app(params.slug)), {
+      auth: read,
+      detail: { tags, summary: "An app's backup configs (S3 secret keys masked)" },
+    })
+    .post(
+      "/api/apps/:slug/backups/configs",
+      ({ params, body, actor, set }) => withStatus(set, 201, ctx.backups.configs.create(app(params.slug), body, actor)),
+      {
+        auth: write,
+        body: ConfigBody,
+        detail: { tags, summary: "Add a backup config (the S3 secret is sealed, never returned)" },
+      },
+    )
+    .put(
+      "/api/backups/configs/:id",
+      ({ params, body, principal, actor }) => {
+        const c = ctx.backups.configs.row(id(params.id));
+        scope(principal, c.appSlug, "write");
+        return ctx.backups.configs.update(c.id, body, actor);
+      },
+      {
+        auth: { role: "any" },
+        body: ConfigBody,
+        detail: { tags, summary: "Change a config: the fields given replace; secret_key omitted or ******** keeps it" },
+      },
+    )
+    .delete(
+      "/api/backups/configs/:id",
+      ({ params, principal, actor, set }) => {
+        const c = ctx.backups.configs.row(id(params.id));
+        scope(principal, c.appSlug, "write");
+        ctx.backups.configs.remove(c.id, actor);
+        return noContent(set);
+      },
+      { auth: { role: "any" }, detail: { tags, summary: "Remove a config (its runs and archives stay)" } },
+    )
+    .get("/api/apps/:slug/backups/detected", ({ params }) => ctx.backups.detected(app(params.slug)), {
+      auth: read,
+      detail: { tags, summary: "Backup strategies detected for the app's services" },
+    })
+    .post(
+      "/api/backups/configs/:id/run",
+      ({ params, principal, actor, set }) => {
+        const c = ctx.backups.configs.row(id(params.id));
+        scope(principal, c.appSlug, "write");
+        return withStatus(set, 202, ctx.backups.runNow(c.id, actor));
+      },
+      { auth: { role: "any" }, detail: { tags, summary: "Run a backup now (409 while one of the config runs)" } },
+    )
+    .get("/api/apps/:slug/backups/runs", ({ params, query }) => ctx.backups.runs(app(params.slug), limitOf(query.limit)), {
+      auth: read,
+      query: ListQuery,
+      detail: { tags, summary: "An app's backup runs, newest first, with live progress" },
+    })
+    .get(
+      "/api/backups/runs/:id/download",
+      ({ params, principal }) => {
+        const r = ctx.backups.runRow(id(params.id));
+        scope(principal, r.appSlug, "write");
+        return ctx.backups.download(r.id);
+      },
+      { auth: { role: "any" }, detail: { tags, summary: "The stored archive (S3: a redirect to a presigned URL)" } },
+    )
+    .post(
+      "/api/backups/runs/:id/restore",
+      async ({ params, principal, actor, set }) => {
+        const r = ctx.backups.runRow(id(params.id));
+        scope(principal, r.appSlug, "write");
+        return withStatus(set, 202, await ctx.backups.restoreRun(r.id, actor));
+      },
+      { auth: { role: "any" }, detail: { tags, summary: "Restore a stored run into its service (429 past 4 at once)" } },
+    )
+    .post(
+      "/api/apps/:slug/backups/upload-restore",
+      async ({ params, body, actor, set }) => {
+        const slug = app(params.slug);
+        if (!(body instanceof FormData)) throw badRequest("the body must be multipart/form-data with file and strategy");
+        const file = body.get("file");
+        const strategy = body.get("strategy");
+        const container = body.get("container");
+        if (!(file instanceof Blob)) throw badRequest("file is required");
+        if (typeof strategy !== "string" || !strategy) throw badRequest("strategy is required");
+        if (container !== null && typeof container !== "string") throw badRequest("container must be a container name");
+        const r = await ctx.backups.uploadRestore(slug, file, strategy, container || undefined, actor);
+        return withStatus(set, 202, r);
+      },
+      {
+        auth: write,
+        // the body is parsed by parseBody (multipart, 32 MiB); the schema documents it
+        body: t.Any(),
+        detail: { tags, summary: "Restore an uploaded archive (multipart: file, strategy, container?; 32 MiB)" },
+      },
+    )
+    .get(
+      "/api/apps/:slug/backups/restores",
+      ({ params, query }) => ctx.backups.restores(app(params.slug), limitOf(query.limit)),
+      { auth: read, query: ListQuery, detail: { tags, summary: "An app's restores, newest first" } },
+    );
+}

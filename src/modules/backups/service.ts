@@ -1,0 +1,279 @@
+/**
+ * The backups domain service (`ctx.backups`): configs, runs (now, scheduled, missed), downloads, restores from a run
+ * or an upload, and the start and stop of the background work: recovery of what a killed process left running,
+ * the temp sweep, the schedules, missed runs.
+ */
+import { createWriteStream, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { randomHex } from "../../lib/crypto";
+import { badRequest, conflict, HttpError, notFound } from "../../lib/errors";
+import { iso } from "../../lib/time";
+import type { BackupRestore, BackupRun, DetectedStrategy } from "../../shared/backups";
+import type { Actor } from "../activity/model";
+import type { Activity } from "../activity/service";
+import { createConfigs } from "./configs";
+import { type BackupDeps, specOf } from "./deps";
+import { isStrategy } from "./model";
+import type { RestoreRow, RunRow } from "./repo";
+import { createRestorer, type Opener, STOP_STRATEGIES } from "./restore";
+import { createRunner } from "./runner";
+import { createScheduler } from "./scheduler";
+
+/** Interrupted work is recorded with this error. */
+export const INTERRUPTED = "interrupted: the server stopped";
+/** A presigned download URL lives this long. */
+const PRESIGN_S = 300;
+
+/** Build the service. */
+export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?: () => Promise<number> }) {
+  const runner = createRunner(d);
+  const restorer = createRestorer(d);
+  const scheduler = createScheduler({ repo: d.repo, clock: d.clock, log: d.log, fire: (c, t) => runner.start(c, t) !== null });
+  const configs = createConfigs({ ...d, nextRunAt: (r) => scheduler.nextRunAt(r), changed: (id) => scheduler.reload(id) });
+
+  const runJson = (r: RunRow): BackupRun => ({
+    id: r.id,
+    config_id: r.configId,
+    strategy: r.strategy,
+    service: r.service,
+    status: r.status as BackupRun["status"],
+    trigger: r.trigger as BackupRun["trigger"],
+    size_bytes: r.sizeBytes,
+    sha256: r.sha256,
+    progress_bytes: r.status === "running" ? (runner.progress(r.id) ?? 0) : null,
+    target_kind: r.targetKind === "s3" ? "s3" : "local",
+    started_at: r.startedAt,
+    finished_at: r.finishedAt,
+    error: r.error,
+  });
+  const restoreJson = (r: RestoreRow): BackupRestore => ({
+    id: r.id,
+    run_id: r.runId,
+    strategy: r.strategy,
+    service: r.service,
+    container: r.container,
+    status: r.status as BackupRestore["status"],
+    bytes: r.bytes,
+    started_at: r.startedAt,
+    finished_at: r.finishedAt,
+    error: r.error,
+  });
+  /** The secret of a run's target: its config's, when the config still writes to the same place. */
+  const runSecret = (r: RunRow): string | null => {
+    if (r.targetKind !== "s3") return null;
+    const c = r.configId ? d.repo.config(r.configId) : undefined;
+    if (!c?.secretEnc || c.targetKind !== "s3" || c.targetJson !== r.targetJson) {
+      throw conflict("the s3 credentials of this run's target are gone with its config");
+    }
+    return d.secrets.open(c.secretEnc);
+  };
+  const runTarget = (r: RunRow) => d.target(specOf(r.targetKind, r.targetJson), runSecret(r));
+  const stored = (id: number): RunRow => {
+    const r = d.repo.run(id);
+    if (!r) throw notFound();
+    return r;
+  };
+  const strategyOf = (id: string) => {
+    const s = isStrategy(id) ? d.strategy(id) : null;
+    if (!s) throw badRequest(`strategy: ${id} is not available`);
+    return s;
+  };
+  const uploadsDir = () => join(d.tmpDir, "uploads");
+
+  /** Record interrupted runs and restores as failed, remove their partial objects, start containers a restore stopped. */
+  const recover = async () => {
+    for (const r of d.repo.runsIn("running")) {
+      d.repo.updateRun(r.id, {
+        status: "failed",
+        error: INTERRUPTED,
+        finishedAt: iso(d.clock.now()),
+        sizeBytes: null,
+        sha256: null,
+      });
+      if (r.location) {
+        await Promise.resolve()
+          .then(() => runTarget(r).delete(r.location!))
+          .catch((e) =>
+            d.log.warn("could not remove an interrupted backup's object", { run: r.id, error: (e as Error).message }),
+          );
+      }
+      d.log.warn("backup run interrupted by a stop; marked failed", { run: r.id, app: r.appSlug });
+    }
+    for (const r of d.repo.restoresIn("running")) {
+      d.repo.updateRestore(r.id, { status: "failed", error: INTERRUPTED, finishedAt: iso(d.clock.now()) });
+      if (STOP_STRATEGIES.has(r.strategy) && r.container) {
+        const c = { id: r.container, name: r.container, service: r.service ?? "", image: "", env: [], mounts: [] };
+        await d.containers
+          .start(c)
+          .catch((e) =>
+            d.log.error("could not start a container an interrupted restore stopped", {
+              container: r.container,
+              error: (e as Error).message,
+            }),
+          );
+      }
+      d.log.warn("restore interrupted by a stop; marked failed", { restore: r.id, app: r.appSlug });
+    }
+    rmSync(uploadsDir(), { recursive: true, force: true });
+    if (d.sweepLocal)
+      await d.sweepLocal().catch((e) => d.log.warn("local backup temp sweep failed", { error: (e as Error).message }));
+  };
+
+  return {
+    configs,
+    /** For tests and the CLI: wait for a config's run, or a restore, to finish. */
+    waitRun: (configId: number) => runner.wait(configId),
+    waitRestore: (id: number) => restorer.wait(id),
+
+    /** What the app's services hold (detection), or an empty list when detection is not built. */
+    detected: async (slug: string): Promise<DetectedStrategy[]> => {
+      if (d.services(slug) === null) throw notFound();
+      return d.detect ? d.detect(slug) : [];
+    },
+
+    /** Start a run of a config now; 409 while one runs. */
+    runNow(configId: number, actor: Actor): { run_id: number } {
+      const c = configs.row(configId);
+      const run = runner.start(c, "manual");
+      if (!run) throw conflict("a run of this config is in progress");
+      d.activity.record({
+        actor,
+        category: "backup",
+        action: "run_started",
+        target: `${c.service} ${c.strategy}`,
+        appSlug: c.appSlug,
+        summary: `${actor.name} started backup run ${run.id} of config ${c.id} (${c.service}, ${c.strategy})`,
+      });
+      return { run_id: run.id };
+    },
+
+    runRow: stored,
+    restoreRow(id: number): RestoreRow {
+      const r = d.repo.restore(id);
+      if (!r) throw notFound();
+      return r;
+    },
+
+    runs: (slug: string, limit: number) => d.repo.runs(slug, limit).map(runJson),
+    restores: (slug: string, limit: number) => d.repo.restores(slug, limit).map(restoreJson),
+
+    /** A stored archive: streamed (local) with its length and a file name, or a redirect to a presigned URL (s3). */
+    async download(id: number): Promise<Response> {
+      const r = stored(id);
+      if (r.status !== "succeeded" || !r.location) throw conflict("this run has no stored archive");
+      const target = runTarget(r);
+      const url = target.presign(r.location, PRESIGN_S);
+      if (url) return new Response(null, { status: 302, headers: { location: url, "cache-control": "no-store" } });
+      const name = r.location.split("/").pop() ?? `backup-${r.id}.gz`;
+      return new Response(await target.get(r.location), {
+        headers: {
+          "content-type": "application/gzip",
+          "content-length": String(r.sizeBytes ?? 0),
+          "content-disposition": `attachment; filename="${name.replace(/[^\w.-]/g, "_")}"`,
+          "cache-control": "no-store",
+        },
+      });
+    },
+
+    /** Restore a stored run into its service's running container. The archive is vetted in the background first. */
+    async restoreRun(id: number, actor: Actor): Promise<{ restore_id: number }> {
+      const r = stored(id);
+      if (r.status !== "succeeded" || !r.location || !r.appSlug) throw conflict("this run has no stored archive to restore");
+      const strategy = strategyOf(r.strategy);
+      const open: Opener = restorer.openRun(r, runSecret(r));
+      const release = restorer.admit();
+      try {
+        const container = await d.containers.find(r.appSlug, r.service ?? "").catch((e) => {
+          throw e instanceof HttpError ? e : conflict((e as Error).message);
+        });
+        const row = restorer.start({ slug: r.appSlug, strategy, container, runId: r.id, open }, release, actor);
+        return { restore_id: row.id };
+      } catch (e) {
+        release();
+        throw e;
+      }
+    },
+
+    /**
+     * Restore an uploaded archive: spooled to a 0600 temp file, vetted in full (a refusal is a 400 naming the entry,
+     * with nothing extracted), then restored in the background.
+     */
+    async uploadRestore(slug: string, file: Blob, strategyId: string, containerName: string | undefined, actor: Actor) {
+      const services = d.services(slug);
+      if (services === null) throw notFound();
+      const strategy = strategyOf(strategyId);
+      const release = restorer.admit();
+      mkdirSync(uploadsDir(), { recursive: true, mode: 0o700 });
+      const temp = join(uploadsDir(), `upload-${randomHex(8)}.bin`);
+      let started = false;
+      try {
+        await pipeline(Readable.fromWeb(file.stream() as any), createWriteStream(temp, { mode: 0o600, flags: "wx" }));
+        const open: Opener = async () => Bun.file(temp).stream();
+        // the archive is judged before anything else is touched: a hostile one is a 400 naming its entry
+        await restorer.vet(strategy.id, open);
+        const container = containerName
+          ? await d.containers.byName(slug, containerName)
+          : await d.containers.find(slug, serviceFor(slug, strategy.id)).catch((e) => {
+              throw e instanceof HttpError ? e : conflict((e as Error).message);
+            });
+        const row = restorer.start({ slug, strategy, container, runId: null, open, temp }, release, actor);
+        started = true;
+        return { restore_id: row.id };
+      } finally {
+        if (!started) {
+          release();
+          rmSync(temp, { force: true });
+        }
+      }
+    },
+
+    /** Recovery, the temp sweep, the schedules, and missed runs once. */
+    async start(): Promise<void> {
+      await recover();
+      scheduler.start();
+      const missed = scheduler.runMissed();
+      if (missed.length) d.log.info("running missed scheduled backups once", { configs: missed });
+    },
+
+    /** Recovery alone (tests of a restart without timers). */
+    recover,
+    /** Missed runs alone (tests with a fake clock). */
+    runMissed: () => scheduler.runMissed(),
+
+    /** Stop the schedules and cancel running work; each is recorded as failed and its partial object removed. */
+    async stop(): Promise<void> {
+      scheduler.stop();
+      await Promise.all([runner.stop(), restorer.stop()]);
+    },
+
+    /** Temp files in the uploads dir (tests check nothing is left). */
+    uploads: (): string[] => {
+      try {
+        return readdirSync(uploadsDir());
+      } catch {
+        return [];
+      }
+    },
+  };
+
+  /** The service an upload without `container` goes to: the one config or detection of that strategy. */
+  function serviceFor(slug: string, strategy: string): string {
+    const fromConfigs = [
+      ...new Set(
+        d.repo
+          .configs(slug)
+          .filter((c) => c.strategy === strategy)
+          .map((c) => c.service ?? ""),
+      ),
+    ];
+    if (fromConfigs.length === 1) return fromConfigs[0];
+    throw badRequest(
+      `container is required: the app has ${fromConfigs.length ? "several services" : "no config"} with strategy ${strategy}`,
+    );
+  }
+}
+
+/** The service's type (`ctx.backups`). */
+export type Backups = ReturnType<typeof createBackups>;

@@ -1,0 +1,67 @@
+/**
+ * Building `ctx.backups` from the composition root's parts: the real targets (local under `<data_dir>/backups`, S3),
+ * the Engine API for containers, Sundeck's own state as a source, the app's compose services and its deploy lock.
+ */
+import { join } from "node:path";
+import type { Config } from "../../config/schema";
+import type { Db } from "../../db";
+import { createRunner as createCommandRunner } from "../../docker/runner";
+import type { DockerHandle } from "../../docker/types";
+import type { Secrets } from "../../lib/crypto";
+import type { Clock } from "../../lib/time";
+import type { LogSink } from "../../log/logger";
+import type { BackupTarget } from "../../shared/backups";
+import type { Activity } from "../activity/service";
+import type { AppRepo } from "../apps/repo";
+import type { AppViews } from "../apps/view";
+import { createServiceContainers } from "./containers";
+import type { AlertRaiser, BackupDeps } from "./deps";
+import { createBackupRepo } from "./repo";
+import { createBackups } from "./service";
+import { createStateSource } from "./state";
+import { createLocalTarget, createTarget } from "./targets";
+
+export interface BackupWiring {
+  config: Readonly<Config>;
+  db: Db;
+  clock: Clock;
+  logs: LogSink;
+  secrets: Secrets;
+  activity: Activity;
+  alerts: AlertRaiser;
+  docker: DockerHandle;
+  appRepo: AppRepo;
+  appViews: AppViews;
+  /** The deploy lock of an app (deployer.locks.acquire). */
+  lock(slug: string): Promise<() => void>;
+  /** Replacements of what surrounds the domain (tests: a fake strategy or containers). */
+  override?: Partial<Pick<BackupDeps, "strategy" | "containers">>;
+}
+
+/** Build the backups service with its real parts. */
+export function wireBackups(w: BackupWiring) {
+  const log = w.logs.logger("backups");
+  const localDir = join(w.config.data_dir, "backups");
+  const deps: BackupDeps = {
+    db: w.db,
+    clock: w.clock,
+    log,
+    repo: createBackupRepo(w.db),
+    secrets: w.secrets,
+    alerts: w.alerts,
+    containers: createServiceContainers(w.docker, createCommandRunner(log)),
+    strategy: () => null,
+    target: (spec, secret) => createTarget({ ...spec, secret_key: secret ?? "" } as BackupTarget, { localDir }),
+    stateSource: createStateSource({ db: w.db, dataDir: w.config.data_dir, log }),
+    services(slug) {
+      const app = w.appRepo.bySlug(slug);
+      return app ? w.appViews.view(app).services.map((s) => s.name) : null;
+    },
+    lock: w.lock,
+    tmpDir: join(w.config.data_dir, "tmp"),
+    maxRestoreBytes: w.config.backups.max_restore_bytes,
+    maxConcurrentRestores: w.config.backups.max_concurrent_restores,
+    ...w.override,
+  };
+  return createBackups({ ...deps, activity: w.activity, sweepLocal: () => createLocalTarget({ dir: localDir }).sweepTemp() });
+}
