@@ -14,6 +14,7 @@ const main = defineCommand({
     serve: () => import("./cli/serve").then((m) => m.default),
     users: () => import("./cli/users").then((m) => m.default),
     apikey: () => import("./cli/apikey").then((m) => m.default),
+    "restore-state": () => import("./cli/restore-state").then((m) => m.default),
     version: () => import("./cli/version").then((m) => m.default),
     // remote: through the HTTP API of the current context
     context: () => import("./cli/context").then((m) => m.default),
@@ -36,6 +37,7 @@ const main = defineCommand({
     rollback: () => import("./cli/rollback").then((m) => m.default),
     watch: () => import("./cli/watch").then((m) => m.default),
     cancel: () => import("./cli/cancel").then((m) => m.default),
+    backup: () => import("./cli/backup").then((m) => m.default),
   },
 });
 
