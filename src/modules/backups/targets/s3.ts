@@ -27,6 +27,8 @@ export interface S3Target extends Target {
   kind: "s3";
   /** The object key in the bucket: the prefix and the archive key. */
   objectKey(key: string): string;
+  /** A GET URL for the object, valid `expiresInS` seconds. */
+  presign(key: string, expiresInS: number): string;
 }
 
 const MiB = 1024 * 1024;
