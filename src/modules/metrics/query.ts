@@ -2,7 +2,8 @@
  * Range queries of container and host metrics: the tier from the range (tierFor), every bucket of the range present
  * (a bucket without a row is a point whose values are all null: an explicit gap, never a zero), and the newest
  * buckets a coarser tier has not rolled up yet (the one still open) computed from the finest tier on the fly, so a
- * day's chart ends at the last tick like an hour's does.
+ * day's chart ends at the last tick like an hour's does. An app answer past MAX_ANSWER_POINTS cuts each container's
+ * series to its own rows (first to last), so a year of replaced containers is not a year of gaps for each.
  */
 import type { Db } from "../../db";
 import type { Clock } from "../../lib/time";
@@ -11,6 +12,12 @@ import { type Tier, tierFor } from "./request-stats";
 import { aggregateSql, CONTAINERS, HOSTS, type TableSpec } from "./store";
 
 type Row = Record<string, unknown>;
+
+/**
+ * Points an app's answer holds at most with every bucket for every container; past it each container's series runs
+ * from its first row to its last only (gaps inside kept), so replaced containers cannot multiply the range.
+ */
+export const MAX_ANSWER_POINTS = 200_000;
 
 const CONTAINER_POINT = [
   "cpu_pct",
@@ -104,17 +111,22 @@ export function createMetricsQuery({ db, clock, tiers, nameOf }: MetricsQueryDep
     /** Container metrics of one app over the last `rangeMs`: one series per container that has rows in it. */
     app(slug: string, rangeMs: number): Omit<AppMetrics, "range"> {
       const w = windowOf(tiers, rangeMs, clock.now());
-      const byId = new Map<string, { service: string; rows: Map<number, Row> }>();
+      const byId = new Map<string, { service: string; rows: Map<number, Row>; first: number; last: number }>();
       for (const r of rowsOf(containers, w, slug)) {
         const id = (r.container_id ?? r.k) as string;
+        const bucket = r.bucket as number;
         let c = byId.get(id);
-        if (!c) byId.set(id, (c = { service: r.service as string, rows: new Map() }));
+        if (!c) byId.set(id, (c = { service: r.service as string, rows: new Map(), first: bucket, last: bucket }));
         c.service = r.service as string;
-        c.rows.set(r.bucket as number, r);
+        c.rows.set(bucket, r);
+        c.first = Math.min(c.first, bucket);
+        c.last = Math.max(c.last, bucket);
       }
+      const whole = byId.size * w.count <= MAX_ANSWER_POINTS;
       const list = [...byId].map(([id, c]) => {
         const points: ContainerPoint[] = [];
-        for (let t = w.first; t <= w.last; t += w.step) points.push(point(t, CONTAINER_POINT, c.rows.get(t)) as any);
+        const [from, to] = whole ? [w.first, w.last] : [c.first, c.last];
+        for (let t = from; t <= to; t += w.step) points.push(point(t, CONTAINER_POINT, c.rows.get(t)) as any);
         return { id, name: nameOf(id), service: c.service, points };
       });
       list.sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : a.name < b.name ? -1 : 1));

@@ -58,7 +58,8 @@ export function metricsRoutes(ctx: Ctx) {
           summary: "Container metrics per replica over a range: CPU, memory, network and block I/O rates, restarts",
           description:
             "One series per container with rows in the range; every bucket of the tier's step is a point, a bucket " +
-            "without a sample has every value null. The tier: raw (10 s) up to 1h, 1m up to 24h, 5m up to 7d, 1h beyond.",
+            "without a sample has every value null (past 200,000 points, each container's buckets from its first row to " +
+            "its last only). The tier: raw (10 s) up to 1h, 1m up to 24h, 5m up to 7d, 1h beyond.",
         },
       },
     )
