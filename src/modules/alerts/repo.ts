@@ -107,6 +107,9 @@ export function createAlertRepo(db: Db) {
     insertRule: (f: RuleFields, now: string) => insert.get(...values(f), now, now) as RuleRow,
     updateRule: (id: number, f: RuleFields, now: string) => update.get(...values(f), now, id) as RuleRow,
     deleteRule: (id: number) => s.run("DELETE FROM alert_rules WHERE id = ?", [id]).changes > 0,
+    /** Rules of an app, or global ones for null. */
+    countRules: (app: string | null) =>
+      (s.query("SELECT COUNT(*) AS n FROM alert_rules WHERE app_slug IS ?").get(app) as { n: number }).n,
 
     /** Ids among `ids` that name no webhook destination. */
     missingWebhooks(ids: number[]): number[] {

@@ -28,6 +28,12 @@ export interface AlertsDeps {
   evaluator: Evaluator;
 }
 
+/**
+ * Rules an app (or the global scope) holds at most: each rule is judged on its own at every tick, and a thousand
+ * rules of one app were seconds of the event loop every 10 s, the proxy's included.
+ */
+export const MAX_RULES_PER_SCOPE = 50;
+
 /** Build the service. */
 export function createAlerts(d: AlertsDeps) {
   const { repo } = d;
@@ -69,6 +75,11 @@ export function createAlerts(d: AlertsDeps) {
     return r;
   };
   /** The app must exist and the webhooks too; then the rule's own checks. */
+  const roomFor = (app: string | null) => {
+    if (repo.countRules(app) >= MAX_RULES_PER_SCOPE) {
+      throw badRequest(`${app ? `app ${app}` : "the global scope"} has ${MAX_RULES_PER_SCOPE} alert rules, the most it may hold`);
+    }
+  };
   const validate = (f: RuleFields): RuleFields => {
     const rule = checkRule(f);
     if (rule.app_slug !== null && d.appId(rule.app_slug) === null) throw badRequest(`app_slug: no app named ${rule.app_slug}`);
@@ -94,7 +105,9 @@ export function createAlerts(d: AlertsDeps) {
       mustWrite(p, before.app_slug);
       const merged = { ...fieldsOf(before), ...patch };
       if (merged.app_slug !== before.app_slug) mustWrite(p, merged.app_slug);
-      const after = repo.updateRule(id, validate(merged), iso(d.clock.now()));
+      const checked = validate(merged);
+      if (checked.app_slug !== before.app_slug) roomFor(checked.app_slug);
+      const after = repo.updateRule(id, checked, iso(d.clock.now()));
       // a disabled rule is not evaluated: what it had firing ends here rather than lingering in its `firing` list
       if (!after.enabled) repo.dropStates(id);
       record(actor, action, after, before, after, what);
@@ -125,7 +138,9 @@ export function createAlerts(d: AlertsDeps) {
       };
       mustWrite(p, f.app_slug);
       return d.db.tx(() => {
-        const r = repo.insertRule(validate(f), iso(d.clock.now()));
+        const checked = validate(f);
+        roomFor(checked.app_slug);
+        const r = repo.insertRule(checked, iso(d.clock.now()));
         record(actor, "alert_rule_created", r, null, r, "created");
         return json(r);
       });

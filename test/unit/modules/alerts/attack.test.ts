@@ -2,9 +2,10 @@
  * An attacker's try at alert rules and history on a real server: a manage user of one app reaching another app's
  * rules by id, by moving a rule or through history filters; a non-admin making a global rule; numbers and durations
  * JSON can spell but a rule cannot hold (1e999, -5m); control characters in a rule name, which reaches chat
- * messages, activity entries and terminals.
+ * messages, activity entries and terminals; a thousand rules of one app, each judged at every tick.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { MAX_RULES_PER_SCOPE } from "../../../../src/modules/alerts/service";
 import type { Client } from "../../../helpers/http";
 import { startTestServer, type TestServer } from "../../../helpers/server";
 
@@ -113,5 +114,22 @@ describe("control characters in a rule name", () => {
     const r = await manager.post("/api/alerts/rules", rule({ name: "  Überlast – web ☕ " }));
     expect(r.status).toBe(201);
     expect(r.json.name).toBe("Überlast – web ☕");
+  });
+});
+
+describe("how many rules an app holds", () => {
+  it(`refuses a manage user's rule past ${MAX_RULES_PER_SCOPE} of one app, created or moved in, since each costs every tick`, async () => {
+    const held = (s.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM alert_rules WHERE app_slug = 'web'").get() as { n: number }).n;
+    for (let i = held; i < MAX_RULES_PER_SCOPE; i++) {
+      expect((await manager.post("/api/alerts/rules", rule({ name: `r${i}`, duration: `${3600 - i}s` }))).status).toBe(201);
+    }
+    const over = await manager.post("/api/alerts/rules", rule({ name: "one too many" }));
+    expect(over.status).toBe(400);
+    expect(over.text).toContain(`app web has ${MAX_RULES_PER_SCOPE} alert rules`);
+    const moved = await s.root.put(`/api/alerts/rules/${shopRule}`, { app_slug: "web" });
+    expect(moved.status).toBe(400);
+    // a change within the app is not a new rule
+    expect((await manager.put(`/api/alerts/rules/${webRule}`, { threshold: 90 })).status).toBe(200);
+    expect((await s.root.post("/api/alerts/rules", rule({ app_slug: "shop" }))).status).toBe(201);
   });
 });
