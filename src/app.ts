@@ -21,6 +21,7 @@ import { appRoutes } from "./modules/apps/routes";
 import { authPlugin } from "./modules/auth/macro";
 import { authRoutes } from "./modules/auth/routes";
 import { backupRoutes } from "./modules/backups/routes";
+import { stateBackupRoutes } from "./modules/backups/state-routes";
 import { certRoutes } from "./modules/certs/routes";
 import { deployRoutes } from "./modules/deploys/routes";
 import { deployStreamRoutes } from "./modules/deploys/streams";
@@ -78,6 +79,7 @@ export function createApp(ctx: Ctx) {
     .use(webhookRoutes(ctx))
     .use(alertRoutes(ctx))
     .use(backupRoutes(ctx))
+    .use(stateBackupRoutes(ctx))
     .use(certRoutes(ctx))
     .use(metricsRoutes(ctx))
     .use(prometheusRoutes(ctx))
