@@ -71,7 +71,10 @@ export async function parseBody(request: Request, contentType: string, path: str
       case "application/x-yaml":
         return new TextDecoder("utf-8", { fatal: true }).decode(raw);
       case "multipart/form-data":
-        return await new Response(raw as unknown as BodyInit, { headers: { "content-type": contentType } }).formData();
+        // the full header: Elysia may hand over the type without its boundary parameter
+        return await new Response(raw as unknown as BodyInit, {
+          headers: { "content-type": request.headers.get("content-type") ?? contentType },
+        }).formData();
       case "application/x-www-form-urlencoded":
         return Object.fromEntries(new URLSearchParams(new TextDecoder().decode(raw)));
       case "application/octet-stream":
