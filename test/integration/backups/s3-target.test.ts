@@ -167,4 +167,43 @@ describe("s3 target", () => {
       `s3 write of a probe object failed (bucket "backups" at http://127.0.0.1:${port}): ConnectionRefused: cannot connect to http://127.0.0.1:${port} (connection refused)`,
     );
   });
+
+  it("gives up its test on a server that accepts connections and never answers", async () => {
+    const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    try {
+      const endpoint = `http://127.0.0.1:${silent.port}`;
+      const err = await failure(target({ endpoint }, { testTimeoutMs: 300 }).test());
+      expect(err.message).toBe(`s3 server did not answer within 0.3 s (bucket "backups" at ${endpoint})`);
+    } finally {
+      silent.stop(true);
+    }
+  });
+
+  it("fails a put naming the upload when the server goes away mid-way, and cancels the source", async () => {
+    const doomed = await startS3("doomed");
+    let cancelled = false;
+    let sent = 0;
+    const src = new ReadableStream<Uint8Array>({
+      pull(c) {
+        sent += MiB;
+        c.enqueue(new Uint8Array(MiB));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    let stopping: Promise<void> | undefined;
+    const t = target({ endpoint: doomed.endpoint, bucket: "doomed" }, { partSize: 5 * MiB, retry: 0 });
+    const err = await failure(
+      t.put("app/svc/doomed.gz", src, {
+        progress: (b) => {
+          if (b >= 12 * MiB) stopping ??= doomed.stop();
+        },
+      }),
+    );
+    await stopping;
+    expect(err.message).toStartWith(`s3 upload of sundeck/app/svc/doomed.gz failed (bucket "doomed" at ${doomed.endpoint}): `);
+    expect(cancelled).toBe(true);
+    expect(sent).toBeLessThan(64 * MiB);
+  });
 });

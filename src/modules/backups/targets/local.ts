@@ -96,7 +96,7 @@ export function createLocalTarget(opts: LocalTargetOptions): LocalTarget {
     } catch (e) {
       await fh?.close().catch(() => {});
       await rm(tmp, { force: true }).catch(() => {});
-      await m.stream.cancel(e).catch(() => {});
+      await m.stop(e);
       throw e;
     }
   }

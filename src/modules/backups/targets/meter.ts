@@ -11,6 +11,8 @@ export interface Metered {
   bytes(): number;
   /** The sha256 (hex) of every byte passed; call after the stream ended. */
   sha256(): string;
+  /** Stop: error the stream and cancel the source, even while a consumer holds the stream locked. */
+  stop(reason: unknown): Promise<void>;
 }
 
 /** The error a cancelled operation ends with: the signal's reason when it is an Error. */
@@ -41,9 +43,11 @@ export function meter(
   };
   const signal = ctl.signal;
   let onAbort: (() => void) | undefined;
+  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   const stream = new ReadableStream<Uint8Array>(
     {
       start(c) {
+        controller = c;
         if (!signal) return;
         onAbort = () => {
           if (ended) return;
@@ -92,6 +96,18 @@ export function meter(
     sha256: () => {
       digest ??= hasher.digest("hex");
       return digest;
+    },
+    stop: async (reason) => {
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
+      if (!ended) {
+        ended = true;
+        try {
+          controller?.error(reason);
+        } catch {
+          // already closed or errored
+        }
+      }
+      await reader.cancel(reason).catch(() => {});
     },
   };
 }

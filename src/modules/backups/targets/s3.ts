@@ -66,7 +66,7 @@ export function createS3Target(config: S3TargetConfig, opts: S3TargetOptions = {
     try {
       await client.file(full).write(new Response(m.stream), upload);
     } catch (e) {
-      await m.stream.cancel(e).catch(() => {});
+      await m.stop(e);
       await removeLeftover(full);
       if (ctl.signal?.aborted) throw abortError(ctl.signal);
       // the source's own error (a dump that broke) says more than the upload it broke
@@ -164,6 +164,8 @@ function describe(code: string | undefined, message: string, c: S3TargetConfig):
   switch (code) {
     case "ConnectionRefused":
       return `cannot connect to ${c.endpoint} (connection refused)`;
+    case "ConnectionClosed":
+      return `the connection to ${c.endpoint} closed mid-request`;
     case "NoSuchBucket":
       return `bucket ${JSON.stringify(c.bucket)} does not exist`;
     case "InvalidAccessKeyId":

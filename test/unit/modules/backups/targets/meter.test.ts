@@ -57,4 +57,20 @@ describe("meter", () => {
     const m = meter(chunks(1, 1), { signal: ac.signal });
     await expect(m.stream.getReader().read()).rejects.toThrow("cancelled");
   });
+
+  it("stops the source while a consumer holds the stream", async () => {
+    let cancelled = false;
+    const src = new ReadableStream<Uint8Array>({
+      pull: (c) => c.enqueue(new Uint8Array(1)),
+      cancel: () => {
+        cancelled = true;
+      },
+    });
+    const m = meter(src, {});
+    const reader = m.stream.getReader();
+    await reader.read();
+    await m.stop(new Error("upload failed"));
+    expect(cancelled).toBe(true);
+    await expect(reader.read()).rejects.toThrow("upload failed");
+  });
 });
