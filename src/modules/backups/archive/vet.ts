@@ -10,6 +10,20 @@ import { ArchiveRefused } from "./refused";
 export type { TarEntry } from "./reader";
 export { ArchiveRefused } from "./refused";
 
+/** Longest stretch of reading before giving the event loop a turn (inflating never waits on I/O by itself). */
+const SLICE_MS = 10;
+
+/** A function to await between chunks: it yields to the event loop once `SLICE_MS` have passed since the last time. */
+function fairness(): () => Promise<void> | undefined {
+  let since = performance.now();
+  return () => {
+    const now = performance.now();
+    if (now - since < SLICE_MS) return undefined;
+    since = now;
+    return new Promise((resolve) => setImmediate(resolve));
+  };
+}
+
 /** How to read an archive: gzip or not (`"auto"` looks for the gzip magic), and the cap on decompressed bytes. */
 export interface VetOptions {
   /** Default "auto". */
@@ -31,17 +45,18 @@ async function tarStream(src: ReadableStream<Uint8Array>, opts: VetOptions): Pro
 }
 
 /**
- * Read `src` through the reader, calling `each` after every chunk; after the end-of-archive marker the rest is still
+ * Read `src` through the reader; after the end-of-archive marker the rest is still
  * read (and counted against the cap) so a gzip trailer is checked, and its bytes ignored.
  */
-async function drive(src: ReadableStream<Uint8Array>, tar: TarReader, each: () => void | Promise<void>): Promise<void> {
+async function drive(src: ReadableStream<Uint8Array>, tar: TarReader): Promise<void> {
   const reader = src.getReader();
+  const pause = fairness();
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       tar.push(value);
-      await each();
+      await pause();
     }
     tar.end();
   } catch (e) {
@@ -56,7 +71,7 @@ async function drive(src: ReadableStream<Uint8Array>, tar: TarReader, each: () =
  */
 export async function vetArchive(src: ReadableStream<Uint8Array>, opts: VetOptions): Promise<{ entries: number; bytes: number }> {
   const tar = new TarReader({ maxBytes: opts.maxBytes });
-  await drive(await tarStream(src, opts), tar, () => {});
+  await drive(await tarStream(src, opts), tar);
   return { entries: tar.count, bytes: tar.bytes };
 }
 
@@ -64,12 +79,14 @@ export async function vetArchive(src: ReadableStream<Uint8Array>, opts: VetOptio
 export async function* tarEntries(src: ReadableStream<Uint8Array>, opts: VetOptions): AsyncGenerator<TarEntry> {
   const tar = new TarReader({ maxBytes: opts.maxBytes });
   const reader = (await tarStream(src, opts)).getReader();
+  const pause = fairness();
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       tar.push(value);
       yield* tar.take().entries;
+      await pause();
     }
     tar.end();
   } finally {
@@ -85,11 +102,13 @@ export async function* tarEntries(src: ReadableStream<Uint8Array>, opts: VetOpti
 export function checkedTar(src: ReadableStream<Uint8Array>, opts: VetOptions): ReadableStream<Uint8Array> {
   const tar = new TarReader({ maxBytes: opts.maxBytes, passOn: true });
   let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  const pause = fairness();
   return new ReadableStream<Uint8Array>(
     {
       async pull(c) {
         try {
           reader ??= (await tarStream(src, opts)).getReader();
+          await pause();
           for (;;) {
             const { done, value } = await reader.read();
             if (done) {
@@ -100,6 +119,7 @@ export function checkedTar(src: ReadableStream<Uint8Array>, opts: VetOptions): R
             const { data } = tar.take();
             for (const d of data) c.enqueue(d);
             if (data.length) return;
+            await pause();
           }
         } catch (e) {
           reader?.cancel(e).catch(() => {});
