@@ -43,7 +43,9 @@ export function tookText(started: string, finished: string | null, now = Date.no
 
 /** A config's target in a few words. */
 const targetText = (c: BackupConfig) =>
-  c.target.kind === "local" ? "local" : `s3 ${[c.target.bucket, c.target.prefix].filter(Boolean).join("/")}`;
+  c.target.kind === "local"
+    ? "local"
+    : `s3 ${[c.target.bucket, c.target.prefix.replace(/^\/+|\/+$/g, "")].filter(Boolean).join("/")}`;
 
 /** A run's outcome in one line: "run 12 (db postgres) succeeded: 1.2 MiB in 3.4s, sha256 ab12…". */
 export function runLine(r: BackupRun, now = Date.now()): string {
