@@ -92,6 +92,7 @@ export function fakeContainers(): FakeContainers {
     starts: [],
     codeOf: () => 0,
     find: async (_slug, service) => fakeContainer(service),
+    running: async () => [],
     byName: async (_slug, name) => ({ ...fakeContainer(name.split("-")[2] ?? name), name }),
     exec: async (_c, cmd) => {
       f.execs.push(cmd);

@@ -14,6 +14,8 @@ import type { BackupContainer } from "./types";
 export interface ServiceContainers {
   /** The running container of an app service (the first replica), or an error naming what is missing. */
   find(slug: string, service: string): Promise<BackupContainer>;
+  /** The running containers of an app service (every replica). */
+  running?(slug: string, service: string): Promise<BackupContainer[]>;
   /** A container of the app by name (upload-restore's `container`), running or not. */
   byName(slug: string, name: string): Promise<BackupContainer>;
   /** Run `sh -c cmd` in the container: exit code and the tail of its output. */
@@ -69,6 +71,12 @@ export function createServiceContainers(docker: DockerHandle, runner: CommandRun
         .sort((a, b) => (a.number ?? 0) - (b.number ?? 0));
       if (running.length === 0) throw new Error(`no running container of service ${service}`);
       return toBackupContainer(await e.inspect(running[0].id));
+    },
+    async running(slug, service) {
+      const e = engine();
+      const list = await e.containers({ project: projectName(slug) });
+      const ids = list.filter((c) => c.service === service && c.state === "running").map((c) => c.id);
+      return Promise.all(ids.map(async (id) => toBackupContainer(await e.inspect(id))));
     },
     async byName(slug, name) {
       const e = engine();

@@ -2,8 +2,8 @@
  * Restores, from a stored run or an uploaded archive. A tar archive (volume, sqlite) is read once in full by the
  * vetting before a byte is extracted, then read again to restore; both passes are streams and the decompressed size
  * is capped on each. At most `max_concurrent_restores` run at once server-wide (the next answers 429 with
- * Retry-After). A volume restore stops the container around the extraction (the engine writes into a stopped
- * container) and starts it again whatever happens, under the app's lock so no deploy runs meanwhile.
+ * Retry-After). A strategy that `needsStop` (volume, sqlite, redis) has the service's running containers stopped around
+ * the restore and started again whatever happens, under the app's lock so no deploy or lifecycle action runs meanwhile.
  */
 import { rmSync } from "node:fs";
 import { HttpError } from "../../lib/errors";
@@ -18,8 +18,11 @@ import type { BackupContainer, Strategy } from "./types";
 
 /** Strategies whose archive is a tar, vetted before extraction. */
 export const TAR_STRATEGIES = new Set(["volume", "sqlite"]);
-/** Strategies whose restore needs the container stopped. */
-export const STOP_STRATEGIES = new Set(["volume"]);
+/** Strategies whose restore needs the service stopped (when the strategy does not say so itself). */
+export const STOP_STRATEGIES = new Set(["volume", "sqlite", "redis"]);
+
+/** Whether a strategy's restore runs with the service stopped. */
+export const needsStop = (s: Strategy): boolean => (s as { needsStop?: boolean }).needsStop ?? STOP_STRATEGIES.has(s.id);
 /** Retry-After of a refused restore, seconds. */
 export const RETRY_AFTER_S = 30;
 
@@ -96,13 +99,18 @@ export function createRestorer(d: BackupDeps & { activity: Activity }) {
   const execute = async (p: RestorePlan, row: RestoreRow, signal: AbortSignal, actor: Actor) => {
     let bytes = 0;
     let error: string | null = null;
-    const release = STOP_STRATEGIES.has(p.strategy.id) ? await d.lock(p.slug) : null;
-    let stopped = false;
+    const stop = needsStop(p.strategy);
+    const release = stop ? await d.lock(p.slug) : null;
+    const stopped: BackupContainer[] = [];
     try {
       if (p.runId !== null) await vet(p.strategy.id, p.open);
-      if (STOP_STRATEGIES.has(p.strategy.id)) {
-        await d.containers.stop(p.container);
-        stopped = true;
+      if (stop) {
+        // every running replica of the service, the target first: none may write while the data is replaced
+        const others = p.container.service && d.containers.running ? await d.containers.running(p.slug, p.container.service) : [];
+        for (const c of [p.container, ...others.filter((o) => o.id !== p.container.id)]) {
+          stopped.push(c);
+          await d.containers.stop(c);
+        }
       }
       const data = capped(await restoreStream(p.strategy.id, await p.open(), d.maxRestoreBytes), d.maxRestoreBytes, (n) => {
         bytes = n;
@@ -115,13 +123,10 @@ export function createRestorer(d: BackupDeps & { activity: Activity }) {
           ? (e.reason ?? e.message)
           : (e as Error).message;
     } finally {
-      if (stopped) {
-        await d.containers.start(p.container).catch((e) => {
-          d.log.error("could not start the container again after a restore", {
-            container: p.container.name,
-            error: (e as Error).message,
-          });
-          error ??= `restored, but the container did not start again: ${(e as Error).message}`;
+      for (const c of stopped) {
+        await d.containers.start(c).catch((e) => {
+          d.log.error("could not start a container again after a restore", { container: c.name, error: (e as Error).message });
+          error ??= `restored, but ${c.name} did not start again: ${(e as Error).message}`;
         });
       }
       release?.();
