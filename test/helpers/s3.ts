@@ -22,12 +22,27 @@ export interface S3Server {
   stop(): Promise<void>;
 }
 
-/** Start s3rver with `bucket` created. */
-export async function startS3(bucket = "backups"): Promise<S3Server> {
+/**
+ * Start s3rver with `bucket` created. With `vhost`, it also answers virtual-hosted requests to
+ * `<bucket>.s3.localhost` (Bun resolves `*.localhost` to loopback): use the endpoint `http://s3.localhost:<port>`.
+ */
+export async function startS3(bucket = "backups", opts: { vhost?: boolean } = {}): Promise<S3Server> {
   const dir = tempDir("sundeck-s3rver-");
   const port = await freePort();
   const proc = Bun.spawn(
-    [process.execPath, BIN, "-d", dir, "-a", "127.0.0.1", "-p", String(port), "--configure-bucket", bucket],
+    [
+      process.execPath,
+      BIN,
+      "-d",
+      dir,
+      "-a",
+      "127.0.0.1",
+      "-p",
+      String(port),
+      "--configure-bucket",
+      bucket,
+      ...(opts.vhost ? ["--service-endpoint", "localhost"] : []),
+    ],
     {
       stdout: "pipe",
       stderr: "pipe",

@@ -206,4 +206,21 @@ describe("s3 target", () => {
     expect(cancelled).toBe(true);
     expect(sent).toBeLessThan(64 * MiB);
   });
+
+  it("addresses the bucket in the host name when path style is off", async () => {
+    const vhost = await startS3("hosted", { vhost: true });
+    try {
+      const endpoint = vhost.endpoint.replace("127.0.0.1", "s3.localhost");
+      const t = target({ endpoint, bucket: "hosted", pathStyle: false });
+      await t.test();
+      const body = generatedBody(MiB);
+      await t.put("app/svc/v.gz", body.stream, {});
+      expect(existsSync(s3ObjectPath(vhost, "sundeck/app/svc/v.gz"))).toBe(true);
+      const url = t.presign("app/svc/v.gz", 60);
+      expect(url).toStartWith(`http://hosted.s3.localhost:${new URL(endpoint).port}/sundeck/app/svc/v.gz?`);
+      expect(await digestOf((await fetch(url)).body as ReadableStream<Uint8Array>)).toEqual({ sha256: body.sha256(), size: MiB });
+    } finally {
+      await vhost.stop();
+    }
+  });
 });

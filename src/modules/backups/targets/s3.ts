@@ -37,7 +37,8 @@ const PROBE = "sundeck probe\n";
 /** Store archives as objects under `config.prefix` in `config.bucket` (config from {@link parseS3Config}). */
 export function createS3Target(config: S3TargetConfig, opts: S3TargetOptions = {}): S3Target {
   const client = new Bun.S3Client({
-    endpoint: config.endpoint,
+    // virtual-hosted style: Bun takes the bucket from the endpoint's host and ignores `bucket`
+    endpoint: config.pathStyle ? config.endpoint : bucketHost(config.endpoint, config.bucket),
     bucket: config.bucket,
     region: config.region,
     accessKeyId: config.accessKey,
@@ -157,6 +158,13 @@ export function createS3Target(config: S3TargetConfig, opts: S3TargetOptions = {
   }
 
   return { kind: "s3", put, get, delete: del, presign, test, objectKey };
+}
+
+/** `scheme://<bucket>.<host>[:port]` of an endpoint. */
+function bucketHost(endpoint: string, bucket: string): string {
+  const url = new URL(endpoint);
+  url.hostname = `${bucket}.${url.hostname}`;
+  return url.origin;
 }
 
 /** A plainer message for the S3 codes a person meets when setting up a target. */
