@@ -52,7 +52,7 @@ beforeAll(async () => {
   viewer = await s.user("vera", "viewer", ["web"]);
   manager = await s.user("max", "manage", ["web"]);
   outsider = await s.user("otto", "manage", ["shop"]);
-});
+}, 30_000);
 afterAll(() => s.stop());
 
 describe("configs: who may do what", () => {
@@ -197,6 +197,35 @@ describe("runs and downloads", () => {
     expect(new Bun.CryptoHasher("sha256").update(body).digest("hex")).toBe(runs[0].sha256);
     expect(new TextDecoder().decode(Bun.gunzipSync(body))).toBe("hello backup\n");
     expect((await s.root.get("/api/backups/runs/999999/download")).status).toBe(404);
+  });
+});
+
+describe("the backup failed alert", () => {
+  it("fires once per incident however many runs fail, and resolves on the next success", async () => {
+    const rule = await s.root.post("/api/alerts/rules", {
+      name: "backup failed",
+      app_slug: "web",
+      kind: "backup_failed",
+      threshold: 0,
+      duration: "0s",
+      webhook_ids: [],
+      enabled: true,
+    });
+    expect(rule.status).toBe(201);
+    const c = (await manager.post("/api/apps/web/backups/configs", local({ pre_hooks: [], service: "app" }))).json;
+    postgres.chunks = [new Error("pg_dump: could not connect")];
+    for (let i = 0; i < 3; i++) {
+      expect((await manager.post(`/api/backups/configs/${c.id}/run`)).status).toBe(202);
+      await s.ctx.backups.waitRun(c.id);
+    }
+    const history = async () => (await s.root.get(`/api/alerts/history?rule=${rule.json.id}`)).json.entries;
+    expect(await history()).toEqual([
+      expect.objectContaining({ state: "firing", app_slug: "web", message: expect.stringContaining("could not connect") }),
+    ]);
+    postgres.chunks = [new TextEncoder().encode("hello backup\n")];
+    await manager.post(`/api/backups/configs/${c.id}/run`);
+    await s.ctx.backups.waitRun(c.id);
+    expect((await history()).map((e: any) => e.state)).toEqual(["resolved", "firing"]);
   });
 });
 
