@@ -75,7 +75,8 @@ async function imagePresent(ref: string): Promise<boolean> {
   return (await imageId(ref)) !== null;
 }
 
-async function imageId(ref: string): Promise<string | null> {
+/** The image id of `ref`, or null when it is not present. */
+export async function imageId(ref: string): Promise<string | null> {
   const r = await sh(["docker", "image", "inspect", "--format", "{{.Id}}", ref]);
   if (r.code === 0) return r.out.trim();
   if (/no such image/i.test(r.out)) return null;
@@ -103,7 +104,8 @@ function hasInterpreter(elf: Buffer): boolean {
   return false;
 }
 
-function makeRootfs(root: string): void {
+/** A rootfs with the static busybox and its applets, /etc/passwd and /tmp (the base of every test image). */
+export function makeRootfs(root: string): void {
   for (const d of ["bin", "etc", "tmp", "www"]) mkdirSync(join(root, d), { recursive: true });
   chmodSync(join(root, "tmp"), 0o1777);
   writeFileSync(join(root, "bin/busybox"), readFileSync(BUSYBOX));
@@ -115,9 +117,11 @@ function makeRootfs(root: string): void {
   writeFileSync(join(root, "www/index.html"), "hello\n");
 }
 
-async function importRootfs(root: string, ref: string, changes: string[]): Promise<void> {
+/** `docker import` a rootfs directory as `ref` with Dockerfile-like `changes`. */
+export async function importRootfs(root: string, ref: string, changes: string[], keepOwners = false): Promise<void> {
   const argv = ["docker", "import", ...changes.flatMap((c) => ["-c", c]), "-", ref];
-  const tar = Bun.spawn(["tar", "-C", root, "--numeric-owner", "--owner=0", "--group=0", "-c", "."], { stdout: "pipe" });
+  const owners = keepOwners ? [] : ["--owner=0", "--group=0"];
+  const tar = Bun.spawn(["tar", "-C", root, "--numeric-owner", ...owners, "-c", "."], { stdout: "pipe" });
   const imp = Bun.spawn(argv, { stdin: tar.stdout, stdout: "pipe", stderr: "pipe" });
   const [code, out, err] = await Promise.all([imp.exited, new Response(imp.stdout).text(), new Response(imp.stderr).text()]);
   if ((await tar.exited) !== 0) throw new Error(`tar of the rootfs failed for ${ref}`);

@@ -1,0 +1,108 @@
+/**
+ * Redis (and Valkey, KeyDB): a fresh RDB made by the server for this backup, streamed out with `redis-cli --rdb -`
+ * (the replication SYNC: no file left in the container, no BGSAVE to wait for). Restore writes the RDB over the
+ * server's dump file while the service is stopped (`needsStop`): Redis loads it on start. A running Redis would
+ * overwrite the file at shutdown, so restoring into a running container is refused. The password, when the
+ * environment has one (REDIS_PASSWORD), travels as REDISCLI_AUTH, never in argv.
+ *
+ * Redis with `appendonly yes` loads the AOF, not the RDB, on start: a restore refuses when an AOF is present.
+ */
+import { posix } from "node:path";
+import type { BackupContainer, OpControl } from "../types";
+import {
+  type AppStrategy,
+  envOf,
+  execOutput,
+  ownerOf,
+  PATH_LABEL,
+  requireStopped,
+  type StrategyDeps,
+  StrategyError,
+  spool,
+} from "./run";
+import { concatStreams, END_OF_ARCHIVE, fileHeader, padding } from "./tar";
+
+/** `redis-cli --rdb -` (7.0) writes the 40-byte EOF mark of the diskless transfer after the RDB: held back, dropped. */
+const MARK = 40;
+
+/** The redis strategy. */
+export function redisStrategy(deps: StrategyDeps): AppStrategy {
+  return {
+    id: "redis",
+    extension: ".rdb.gz",
+    needsStop: true,
+    async dump(c: BackupContainer, ctl: OpControl) {
+      const password = envOf(c, "REDIS_PASSWORD");
+      const env = password ? [`REDISCLI_AUTH=${password}`] : [];
+      const out = await execOutput(deps.engine, c, "redis-cli --rdb", ["redis-cli", "--rdb", "-"], env, ctl);
+      return out.pipeThrough(dropEofMark());
+    },
+    async restore(c: BackupContainer, data: ReadableStream<Uint8Array>, ctl: OpControl) {
+      const info = await requireStopped(deps.engine, c, "redis");
+      const file = rdbPath(info);
+      const dir = posix.dirname(file);
+      if (await ownerOf(deps.engine, c.id, posix.join(dir, "appendonlydir"))) {
+        throw new StrategyError(`redis restore: ${dir} holds an AOF (appendonly), which Redis would load instead of the RDB`);
+      }
+      const owner = (await ownerOf(deps.engine, c.id, file)) ?? (await ownerOf(deps.engine, c.id, dir));
+      if (!owner) throw new StrategyError(`redis restore: ${dir} does not exist in ${c.name}`);
+      const spooled = await spool(data, deps.tmpDir, ctl);
+      try {
+        const body = Bun.file(spooled.path).stream();
+        const tar = singleFile(posix.basename(file), spooled.size, { ...owner, mode: 0o644 }, body);
+        await deps.engine.putArchive(c.id, dir, tar, ctl.signal);
+      } finally {
+        spooled.done();
+      }
+    },
+  };
+}
+
+/** Where the server keeps its RDB: the path label, else `--dir` / `--dbfilename` of its command, else its cwd. */
+export function rdbPath(info: any): string {
+  const label = info?.Config?.Labels?.[PATH_LABEL];
+  if (label) return label;
+  const args: string[] = [...(info?.Config?.Entrypoint ?? []), ...(info?.Config?.Cmd ?? [])];
+  const arg = (name: string) => {
+    const i = args.indexOf(`--${name}`);
+    return i >= 0 ? args[i + 1] : undefined;
+  };
+  const dir = arg("dir") ?? (info?.Config?.WorkingDir || "/data");
+  return posix.join(
+    posix.isAbsolute(dir) ? dir : posix.join(info?.Config?.WorkingDir || "/", dir),
+    arg("dbfilename") ?? "dump.rdb",
+  );
+}
+
+/** A tar stream of one file of known size. */
+export function singleFile(
+  name: string,
+  size: number,
+  o: { uid: number; gid: number; mode: number },
+  body: ReadableStream<Uint8Array>,
+): ReadableStream<Uint8Array> {
+  return concatStreams([fileHeader(name, size, o), body, new Uint8Array(padding(size)), END_OF_ARCHIVE]);
+}
+
+/** Holds back the last 40 bytes; at the end drops them when they are the hex EOF mark after the RDB's EOF opcode. */
+export function dropEofMark(): TransformStream<Uint8Array, Uint8Array> {
+  let held: Uint8Array = new Uint8Array(0);
+  return new TransformStream({
+    transform(chunk, c) {
+      const all = new Uint8Array(held.length + chunk.length);
+      all.set(held, 0);
+      all.set(chunk, held.length);
+      // keep 49 bytes: the mark and the 0xff opcode + 8-byte checksum before it
+      const keep = Math.min(all.length, MARK + 9);
+      if (all.length > keep) c.enqueue(all.slice(0, all.length - keep));
+      held = all.slice(all.length - keep);
+    },
+    flush(c) {
+      const n = held.length;
+      if (n === 0) throw new StrategyError("redis-cli --rdb wrote nothing (it needs redis-cli 7.0 or later)");
+      const mark = held.subarray(n - MARK);
+      const isMark = n >= MARK + 9 && held[n - MARK - 9] === 0xff && mark.every((b) => /[0-9a-f]/.test(String.fromCharCode(b)));
+      c.enqueue(isMark ? held.slice(0, n - MARK) : held);
+    },
+  });
+}
