@@ -87,7 +87,10 @@ export function createS3Target(config: S3TargetConfig, opts: S3TargetOptions = {
     return { key, sizeBytes: m.bytes(), sha256: m.sha256() };
   }
 
-  /** After a failed put nothing may stay under the key: the upload was aborted; delete what a server kept anyway. */
+  /**
+   * After a failed put nothing may stay under the key: the upload was aborted; delete what a server kept anyway
+   * (a run's key is new to the bucket, so whatever is there came from this put).
+   */
   async function removeLeftover(full: string): Promise<void> {
     try {
       if (await client.exists(full)) await client.delete(full);
