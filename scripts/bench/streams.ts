@@ -5,7 +5,9 @@
  *   - 1,000 followers of one container,
  *   - 100 followers each of 10 containers (10 apps, 1,000 streams),
  * each reporting the server's resident memory before, at its peak, after the streams closed and after the feeds'
- * linger, its CPU per second of the window, and whether every follower got every line exactly once.
+ * linger, its CPU per second of the window, and whether every follower got every line exactly once. Memory is read
+ * from outside (/proc/<pid>/status); the bench never makes the server collect garbage (the server's log hub does so
+ * itself, once, when its last feed stops).
  *
  *   bun run build && bun scripts/bench/streams.ts [--window 15] [--quick]
  *
@@ -335,6 +337,10 @@ function report(results: Result[], dockerd: boolean, idle: Array<{ s: number; rs
       `| ${name(r)} | ${mib(r.rss.before)} | ${mib(r.rss.peak)} | ${grow.toFixed(1)} | ${ratio(grow, base.rss.peak - base.rss.before)} | ${mib(r.rss.afterClose)} | ${mib(r.rss.afterLinger)} | ${back === null ? "-" : `${back >= 0 ? "+" : ""}${back.toFixed(1)}`} | ${r.cpu.idle.toFixed(3)} | ${r.cpu.server.toFixed(3)} | ${ratio(r.cpu.server, base.cpu.server)} | ${((r.cpu.server * r.windowS * 1e6) / Math.max(1, r.inWindow)).toFixed(1)} | ${r.cpu.client.toFixed(3)} |${dockerd ? ` ${r.cpu.dockerd?.toFixed(3)} |` : ""}`,
     );
   }
+  // issue 17's bar: back within 5 MiB of where the scenario started once its streams closed and its feeds stopped
+  const measured = results.filter((r) => r.rss.afterLinger !== null);
+  const within = measured.filter((r) => (r.rss.afterLinger ?? 0) - r.rss.before <= 5);
+  if (measured.length) console.log(`\nRSS after linger within 5 MiB of before: ${within.length} of ${measured.length} scenarios`);
   console.log("\nAnonymous memory (RssAnon, MiB): before / peak / after close / after linger");
   for (const r of results) {
     console.log(

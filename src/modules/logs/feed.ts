@@ -79,9 +79,15 @@ export class ContainerFeed {
     this.viewers.delete(v);
   }
 
-  /** Stop following (no viewer is told: they are gone, or the server is stopping). */
+  /**
+   * Stop following (no viewer is told: they are gone, or the server is stopping) and let go of the lines: the
+   * follow's pending read keeps this object reachable until the engine's socket closes, its ring need not be.
+   */
   stop(): void {
     this.ac.abort();
+    this.viewers.clear();
+    this.ring.clear();
+    this.atLastKey = new Set();
   }
 
   private async loadHistory(): Promise<void> {
@@ -155,6 +161,8 @@ export class ContainerFeed {
 
   /** Keep a line unless the follow repeats it, and hand it to every viewer. */
   private accept(l: HubLine): void {
+    // a read already under way when the feed stopped must not fill the released ring again
+    if (this.ac.signal.aborted) return;
     if (l.key) {
       if (l.key < this.lastKey) return;
       const id = `${l.stream}\u0000${l.line}`;
@@ -174,6 +182,7 @@ export class ContainerFeed {
     this.endedWith = e;
     this.ac.abort();
     for (const v of [...this.viewers]) v.end(e);
+    // the ring stays: a stream opening right now still sends it as history before the end; the hub forgets this feed
     this.viewers.clear();
     this.o.ended(this);
   }

@@ -72,6 +72,13 @@ export class LineRing {
     return this.items.length - this.start;
   }
 
+  /** Drop every line (a stopped feed lets go of them even while something still holds the feed). */
+  clear(): void {
+    this.items = [];
+    this.start = 0;
+    this.bytes = 0;
+  }
+
   /** A copy of the lines, oldest first. */
   lines(): HubLine[] {
     return this.items.slice(this.start);

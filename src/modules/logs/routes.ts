@@ -127,15 +127,22 @@ export function logRoutes(ctx: Ctx) {
           return sock.close(CLOSE.normal);
         }
         const ac = new AbortController();
-        const feeds = containers.map((x) => hub.feed(x.id));
-        await Promise.all(feeds.map((f) => f.ready));
-        if (!sock.open) return;
+        // a feed that lingered may stop while another loads its history: take the hub's current feeds again then
+        let feeds: ContainerFeed[];
+        do {
+          feeds = containers.map((x) => hub.feed(x.id));
+          await Promise.all(feeds.map((f) => f.ready));
+          if (!sock.open) return;
+        } while (!feeds.every((f) => hub.current(f) || f.end));
 
-        // in one step: each ring as it is now, and every line after it to the viewer (nothing missed, nothing twice)
+        // in one step: each ring as it is now, and every line after it to the viewer (nothing missed, nothing twice);
+        // the copies of the rings are used for the history only, not kept for the life of the stream (a thousand
+        // streams would hold a thousand copies of up to 1,000 lines each)
+        const rings = feeds.map((f) => f.ring.lines());
         const viewers = feeds.map((f) => {
           const viewer = new Viewer(sock, () => finished());
           const stop = hub.watch(f, viewer);
-          return { f, viewer, stop, ring: f.ring.lines() };
+          return { f, viewer, stop };
         });
         const unwatch = () => {
           ac.abort();
@@ -151,8 +158,9 @@ export function logRoutes(ctx: Ctx) {
 
         const sinceKey = since === null ? "" : unixKey(since);
         const parts = await Promise.all(
-          viewers.map((v) => history(engine, v.f, v.ring, { tail, sinceKey, since, signal: ac.signal })),
+          viewers.map((v, i) => history(engine, v.f, rings[i], { tail, sinceKey, since, signal: ac.signal })),
         );
+        rings.length = 0;
         // replicas merged by time; lines without a timestamp keep their place within their replica
         const merged = parts.flat().sort((a, b) => (a.key && b.key ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : 0));
         for (const l of merged.slice(Math.max(0, merged.length - tail))) sock.sendText(l.json);

@@ -18,7 +18,9 @@ class Collect implements FeedViewer {
   }
 }
 
-function setup(o: { giveUpMs?: number; lingerMs?: number } = {}) {
+function setup(
+  o: { giveUpMs?: number; lingerMs?: number; collect?: () => void; collectEveryMs?: number; now?: () => number } = {},
+) {
   const engine = new ScriptedEngine();
   const hub = createLogHub({
     engine: () => engine.asEngine(),
@@ -27,9 +29,16 @@ function setup(o: { giveUpMs?: number; lingerMs?: number } = {}) {
     retryMaxMs: 20,
     giveUpMs: o.giveUpMs ?? 10_000,
     lingerMs: o.lingerMs ?? 50,
+    // no full collection after every test's idle hub unless the test is about it
+    collect: o.collect ?? null,
+    collectEveryMs: o.collectEveryMs,
+    now: o.now,
   });
   return { engine, hub };
 }
+
+/** One turn of the event loop: timers due now have run. */
+const turn = () => new Promise<void>((r) => setTimeout(r, 0));
 
 describe("log hub", () => {
   it("follows a container once for any number of viewers, and gives each every line", async () => {
@@ -120,5 +129,100 @@ describe("log hub", () => {
     await until(() => engine.openFollows("c5") === 0, { what: "the follow to stop" });
     expect(hub.stats().feeds).toBe(0);
     expect(engine.follows).toHaveLength(1);
+  });
+
+  it("lets go of a stopped feed: its ring is emptied and the feed and ring are collected", async () => {
+    const { engine, hub } = setup({ lingerMs: 20 });
+    engine.running.set("c6", true);
+    engine.write("c6", ...Array.from({ length: 200 }, (_, i) => at(i, `old ${i}`)));
+    // the feed is only reachable through the hub: this function's frame is gone once it returns
+    const watchAndLeave = async () => {
+      const f = hub.feed("c6");
+      await f.ready;
+      const stop = hub.watch(f, new Collect());
+      await until(() => engine.openFollows("c6") === 1, { what: "the follow" });
+      expect(f.ring.size).toBe(200);
+      stop();
+      return { f: new WeakRef(f), ring: new WeakRef(f.ring) };
+    };
+    const refs = await watchAndLeave();
+    await until(() => hub.stats().feeds === 0, { what: "the feed to stop after the linger" });
+    expect(hub.stats()).toMatchObject({ feeds: 0, viewers: 0 });
+    await until(() => engine.openFollows("c6") === 0, { what: "the engine follow to end" });
+    expect(refs.ring.deref()?.size ?? 0).toBe(0);
+    await until(
+      () => {
+        Bun.gc(true);
+        return refs.f.deref() === undefined && refs.ring.deref() === undefined;
+      },
+      { what: "the feed and its ring to be collected" },
+    );
+  });
+
+  it("drops the ring on stop even while the feed object is still held", async () => {
+    const { engine, hub } = setup();
+    engine.running.set("c7", true);
+    engine.write("c7", at(0, "a"), at(1, "b"));
+    const f = hub.feed("c7");
+    await f.ready;
+    expect(f.ring.size).toBe(2);
+    hub.stop();
+    expect(f.ring.size).toBe(0);
+    expect(f.viewerCount).toBe(0);
+    // a stopped feed is not the hub's any more: the next viewer gets a new one
+    expect(hub.current(f)).toBe(false);
+    expect(hub.feed("c7")).not.toBe(f);
+  });
+
+  it("collects garbage once when the last feed stops, at most once per interval", async () => {
+    let clock = 0;
+    let collected = 0;
+    const { engine, hub } = setup({ lingerMs: 10, collect: () => collected++, collectEveryMs: 10_000, now: () => clock });
+    for (const id of ["a", "b", "c", "d"]) engine.running.set(id, true);
+    const watchAll = async (ids: string[]) => {
+      const stops: Array<() => void> = [];
+      for (const id of ids) {
+        const f = hub.feed(id);
+        await f.ready;
+        stops.push(hub.watch(f, new Collect()));
+      }
+      return stops;
+    };
+
+    // two feeds: nothing when the first stops, one collection when the last does
+    const [stopA, stopB] = await watchAll(["a", "b"]);
+    stopA();
+    await until(() => hub.stats().feeds === 1, { what: "a to stop" });
+    await turn();
+    expect(collected).toBe(0);
+    stopB();
+    await until(() => collected === 1, { what: "the collection when the hub went idle" });
+    expect(hub.stats()).toMatchObject({ feeds: 0, collections: 1 });
+    expect(hub.stats().lastCollectMs).toBeGreaterThanOrEqual(0);
+
+    // idle again within the interval: put off, and dropped when a feed starts before it is due
+    clock += 1000;
+    const [stopC] = await watchAll(["c"]);
+    stopC();
+    await until(() => hub.stats().feeds === 0, { what: "c to stop" });
+    await turn();
+    expect(collected).toBe(1);
+    const [stopD] = await watchAll(["d"]);
+
+    // idle after the interval: collected again
+    clock += 20_000;
+    stopD();
+    await until(() => collected === 2, { what: "the collection after the interval" });
+    expect(hub.stats().collections).toBe(2);
+  });
+
+  it("does not collect when the server stops", async () => {
+    let collected = 0;
+    const { engine, hub } = setup({ collect: () => collected++ });
+    engine.running.set("e", true);
+    await hub.feed("e").ready;
+    hub.stop();
+    await turn();
+    expect(collected).toBe(0);
   });
 });

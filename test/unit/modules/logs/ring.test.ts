@@ -62,6 +62,18 @@ describe("LineRing", () => {
   });
 });
 
+describe("a cleared ring", () => {
+  it("holds nothing, then fills again within its bounds", () => {
+    const r = new LineRing(3, 1_000_000);
+    for (let i = 0; i < 5; i++) r.push(line(null, String(i)));
+    r.clear();
+    expect(r.size).toBe(0);
+    expect(r.lines()).toEqual([]);
+    for (let i = 0; i < 4; i++) r.push(line(null, `again ${i}`));
+    expect(r.lines().map((l) => l.line)).toEqual(["again 1", "again 2", "again 3"]);
+  });
+});
+
 describe("history from the ring", () => {
   const lines = [1, 2, 3, 4, 5].map((s) => line(`2026-11-27T00:00:0${s}Z`, `l${s}`));
   it("serves a tail it holds, and the whole log when it is complete", () => {
