@@ -133,7 +133,7 @@ describe("strategy tar plumbing", () => {
   it("drops the EOF mark redis-cli --rdb - leaves after the RDB, and nothing else", async () => {
     const rdb = new Uint8Array([...Buffer.from("REDIS0010"), 0xfe, 0, 0xff, 1, 2, 3, 4, 5, 6, 7, 8]);
     const mark = Buffer.from("0123456789abcdef0123456789abcdef01234567");
-    const run = async (bytes: Uint8Array) =>
+    const run = async (bytes: Uint8Array<ArrayBuffer>) =>
       new Uint8Array(await new Response(new Response(bytes).body!.pipeThrough(dropEofMark())).arrayBuffer());
     expect(await run(new Uint8Array([...rdb, ...mark]))).toEqual(rdb);
     expect(await run(rdb)).toEqual(rdb);
