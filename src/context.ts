@@ -262,6 +262,17 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     appRepo,
     appViews,
     lock: (slug) => deployer.locks.acquire(slug),
+    project: (slug) => {
+      const app = appRepo.bySlug(slug);
+      const id = app?.currentVersionId ?? app?.attemptedVersionId;
+      const v = id ? deployRepo.version(id) : undefined;
+      const src = v ? { compose: v.compose, env: secrets.open(v.envSealed) } : appFiles.read(slug);
+      try {
+        return app && src ? deployer.validate(slug, src.compose, src.env).project : null;
+      } catch {
+        return null;
+      }
+    },
     override: opts.backups,
   });
   return {

@@ -14,10 +14,9 @@ import { gunzipCapped, peek } from "./archive/gunzip";
 import { checkedTar, vetArchive } from "./archive/vet";
 import { type BackupDeps, specOf } from "./deps";
 import type { RestoreRow, RunRow } from "./repo";
+import { firstFile } from "./strategies/run";
 import type { BackupContainer, Strategy } from "./types";
 
-/** Strategies whose archive is a tar, vetted before extraction. */
-export const TAR_STRATEGIES = new Set(["volume", "sqlite"]);
 /** Strategies whose restore needs the service stopped (when the strategy does not say so itself). */
 export const STOP_STRATEGIES = new Set(["volume", "sqlite", "redis"]);
 
@@ -29,19 +28,35 @@ export const RETRY_AFTER_S = 30;
 /** Where a restore reads from: called once per pass (vetting, then restoring). */
 export type Opener = () => Promise<ReadableStream<Uint8Array>>;
 
-/**
- * The bytes a strategy restores from: a tar passed on only entry by entry once each was accepted (vetted again as it
- * streams, so an archive that changed since the first pass cannot slip through), anything else gunzipped when it
- * starts with the gzip magic; the decompressed size capped either way.
- */
-export async function restoreStream(
-  strategy: string,
-  src: ReadableStream<Uint8Array>,
-  maxBytes: number,
-): Promise<ReadableStream<Uint8Array>> {
-  if (TAR_STRATEGIES.has(strategy)) return checkedTar(src, { maxBytes });
+const SQLITE_MAGIC = "SQLite format 3";
+
+/** The stream, gunzipped (and capped) when it starts with the gzip magic. */
+async function plain(src: ReadableStream<Uint8Array>, maxBytes: number): Promise<ReadableStream<Uint8Array>> {
   const [head, rest] = await peek(src, 2);
   return head[0] === 0x1f && head[1] === 0x8b ? gunzipCapped(rest, maxBytes) : rest;
+}
+
+/**
+ * Whether a strategy's archive is a tar, vetted before anything is extracted: volume always; sqlite when it is not
+ * the database file itself (its own dumps are the file; an upload may also be a tar holding it).
+ */
+export async function isTar(strategy: string, open: Opener, maxBytes: number): Promise<boolean> {
+  if (strategy === "volume") return true;
+  if (strategy !== "sqlite") return false;
+  const [head, rest] = await peek(await plain(await open(), maxBytes), SQLITE_MAGIC.length);
+  await rest.cancel().catch(() => {});
+  return new TextDecoder().decode(head.subarray(0, SQLITE_MAGIC.length)) !== SQLITE_MAGIC;
+}
+
+/**
+ * The bytes a strategy restores from: a tar is passed on entry by entry only once each was accepted (vetted again as
+ * it streams, so an archive that changed since the first pass cannot slip through), and sqlite gets the first file
+ * of it; anything else is gunzipped when it starts with the gzip magic. The decompressed size is capped either way.
+ */
+export async function restoreStream(strategy: string, tar: boolean, src: ReadableStream<Uint8Array>, maxBytes: number) {
+  if (!tar) return plain(src, maxBytes);
+  const checked = checkedTar(src, { maxBytes });
+  return strategy === "volume" ? checked : firstFile(checked);
 }
 
 /** Pass a stream through, counting; errors once more than `max` bytes went by. */
@@ -90,10 +105,11 @@ export function createRestorer(d: BackupDeps & { activity: Activity }) {
     };
   };
 
-  /** Vet a tar archive in full; a refusal is a 400 naming the entry. */
-  const vet = async (strategy: string, open: Opener) => {
-    if (!TAR_STRATEGIES.has(strategy)) return;
+  /** Vet a tar archive in full (a refusal is a 400 naming the entry); says whether it is a tar. */
+  const vet = async (strategy: string, open: Opener): Promise<boolean> => {
+    if (!(await isTar(strategy, open, d.maxRestoreBytes))) return false;
     await vetArchive(await open(), { maxBytes: d.maxRestoreBytes });
+    return true;
   };
 
   const execute = async (p: RestorePlan, row: RestoreRow, signal: AbortSignal, actor: Actor) => {
@@ -103,7 +119,8 @@ export function createRestorer(d: BackupDeps & { activity: Activity }) {
     const release = stop ? await d.lock(p.slug) : null;
     const stopped: BackupContainer[] = [];
     try {
-      if (p.runId !== null) await vet(p.strategy.id, p.open);
+      // an upload was vetted before its 202; a stored run's archive is read in full here, before anything is stopped
+      const tar = p.runId !== null ? await vet(p.strategy.id, p.open) : await isTar(p.strategy.id, p.open, d.maxRestoreBytes);
       if (stop) {
         // every running replica of the service, the target first: none may write while the data is replaced
         const others = p.container.service && d.containers.running ? await d.containers.running(p.slug, p.container.service) : [];
@@ -112,7 +129,7 @@ export function createRestorer(d: BackupDeps & { activity: Activity }) {
           await d.containers.stop(c);
         }
       }
-      const data = capped(await restoreStream(p.strategy.id, await p.open(), d.maxRestoreBytes), d.maxRestoreBytes, (n) => {
+      const data = capped(await restoreStream(p.strategy.id, tar, await p.open(), d.maxRestoreBytes), d.maxRestoreBytes, (n) => {
         bytes = n;
       });
       await p.strategy.restore(p.container, data, { signal });

@@ -3,6 +3,7 @@
  * the Engine API for containers, Sundeck's own state as a source, the app's compose services and its deploy lock.
  */
 import { join } from "node:path";
+import type { ComposeProject } from "../../compose/model";
 import type { Config } from "../../config/schema";
 import type { Db } from "../../db";
 import { createRunner as createCommandRunner } from "../../docker/runner";
@@ -19,6 +20,7 @@ import type { AlertRaiser, BackupDeps } from "./deps";
 import { createBackupRepo } from "./repo";
 import { createBackups } from "./service";
 import { createStateSource } from "./state";
+import { type AppStrategy, createStrategies, detectStrategies, factsFromCompose } from "./strategies";
 import { createLocalTarget, createTarget } from "./targets";
 
 export interface BackupWiring {
@@ -34,6 +36,8 @@ export interface BackupWiring {
   appViews: AppViews;
   /** The deploy lock of an app (deployer.locks.acquire). */
   lock(slug: string): Promise<() => void>;
+  /** The compose project an app runs (or its files before any deploy), checked; null when none parses. */
+  project(slug: string): ComposeProject | null;
   /** Replacements of what surrounds the domain (tests: a fake strategy or containers). */
   override?: Partial<Pick<BackupDeps, "strategy" | "containers">>;
 }
@@ -42,6 +46,14 @@ export interface BackupWiring {
 export function wireBackups(w: BackupWiring) {
   const log = w.logs.logger("backups");
   const localDir = join(w.config.data_dir, "backups");
+  const tmpDir = join(w.config.data_dir, "tmp");
+  // the engine is known once the server has detected Docker: strategies are built on first use
+  let strategies: Record<string, AppStrategy> | null = null;
+  const strategy = (id: string) => {
+    if (!w.docker.engine) return null;
+    strategies ??= createStrategies({ engine: w.docker.engine, tmpDir });
+    return strategies[id] ?? null;
+  };
   const deps: BackupDeps = {
     db: w.db,
     clock: w.clock,
@@ -50,15 +62,19 @@ export function wireBackups(w: BackupWiring) {
     secrets: w.secrets,
     alerts: w.alerts,
     containers: createServiceContainers(w.docker, createCommandRunner(log)),
-    strategy: () => null,
+    strategy,
     target: (spec, secret) => createTarget({ ...spec, secret_key: secret ?? "" } as BackupTarget, { localDir }),
     stateSource: createStateSource({ db: w.db, dataDir: w.config.data_dir, log }),
     services(slug) {
       const app = w.appRepo.bySlug(slug);
       return app ? w.appViews.view(app).services.map((s) => s.name) : null;
     },
+    detect: async (slug) => {
+      const p = w.project(slug);
+      return p ? detectStrategies(p.services.map((s) => factsFromCompose(s, p.doc))) : [];
+    },
     lock: w.lock,
-    tmpDir: join(w.config.data_dir, "tmp"),
+    tmpDir,
     maxRestoreBytes: w.config.backups.max_restore_bytes,
     maxConcurrentRestores: w.config.backups.max_concurrent_restores,
     ...w.override,
