@@ -84,7 +84,7 @@ describe("accepted spellings", () => {
     for (const b of [bytes, gzip(bytes)]) {
       expect(await vetArchive(streamOf(b, 777), { maxBytes: CAP })).toEqual({ entries: 1, bytes: bytes.length });
       const passed = await Bun.readableStreamToBytes(checkedTar(streamOf(b, 777), { maxBytes: CAP }));
-      expect(passed).toEqual(concat(body, END));
+      expect(passed as Uint8Array).toEqual(concat(body, END));
     }
   });
 
