@@ -212,6 +212,29 @@ describe("dashboard backups", () => {
   );
 
   test(
+    "the tab fits a phone, with its tables stacked",
+    async () => {
+      await page.setViewportSize({ width: 375, height: 740 });
+      try {
+        await page.getByRole("row", { name: `Run ${runId}` }).waitFor();
+        const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+        expect(scroll).toBe(inner);
+        await page.getByRole("button", { name: "New backup" }).click();
+        const form = page.getByRole("form", { name: "New backup" });
+        await form.getByLabel("Target").selectOption("s3");
+        await form.getByLabel("Secret key").waitFor();
+        const [s2, i2] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+        expect(s2).toBe(i2);
+        await form.getByRole("button", { name: "Cancel" }).click();
+        await form.waitFor({ state: "detached" });
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 1000 });
+      }
+    },
+    STEP_MS,
+  );
+
+  test(
     "a viewer reads configs, runs and restores without any write action or download",
     async () => {
       expect(await pageCall(page, "POST", "/api/users", { username: "vic", password: "vic-password-1", role: "viewer" })).toBe(

@@ -61,10 +61,10 @@ function ConfigRow({
       <td data-label="Target">{targetSummary(c.target)}</td>
       <td data-label="Schedule">
         {c.schedule ? (
-          <>
+          <span>
             <code>{c.schedule}</code> <span class="muted small">{cronHint(c.schedule)}</span>
             {c.timezone && <span class="muted small"> ({c.timezone})</span>}
-          </>
+          </span>
         ) : (
           <span class="muted">by hand</span>
         )}
@@ -119,10 +119,12 @@ function RunsTable({ runs, canEdit, onRestore }: { runs: BackupRun[]; canEdit: b
             <tr key={r.id} aria-label={`Run ${r.id}`} data-status={r.status}>
               <th scope="row">#{r.id}</th>
               <td data-label="Backup">
-                {r.service ?? "Sundeck"} <span class="muted">{r.strategy}</span>
-                <span class="muted small">
-                  {" "}
-                  · {humanize(r.trigger)}, {r.target_kind}
+                <span>
+                  {r.service ?? "Sundeck"} <span class="muted">{r.strategy}</span>
+                  <span class="muted small">
+                    {" "}
+                    · {humanize(r.trigger)}, {r.target_kind}
+                  </span>
                 </span>
               </td>
               <td data-label="Status">
@@ -186,8 +188,10 @@ function RestoresTable({ restores }: { restores: BackupRestore[] }) {
             <tr key={r.id} aria-label={`Restore ${r.id}`} data-status={r.status}>
               <th scope="row">#{r.id}</th>
               <td data-label="From">
-                {r.run_id != null ? `run #${r.run_id}` : "uploaded file"} <span class="muted">{r.strategy}</span>
-                {(r.container ?? r.service) && <span class="muted small"> · {r.container ?? r.service}</span>}
+                <span>
+                  {r.run_id != null ? `run #${r.run_id}` : "uploaded file"} <span class="muted">{r.strategy}</span>
+                  {(r.container ?? r.service) && <span class="muted small"> · {r.container ?? r.service}</span>}
+                </span>
               </td>
               <td data-label="Status">
                 <ResultBadge status={r.status} />
