@@ -40,9 +40,10 @@ export PATH=${PG}/bin:$PATH
 : "\${POSTGRES_DB:=$POSTGRES_USER}"
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   printf '%s\\n' "$POSTGRES_PASSWORD" > /tmp/pw
-  initdb -D "$PGDATA" -U "$POSTGRES_USER" --pwfile=/tmp/pw --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C >/dev/null
+  initdb -D "$PGDATA" -U "$POSTGRES_USER" --pwfile=/tmp/pw --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C --no-sync >/dev/null
   rm -f /tmp/pw
-  echo "listen_addresses='*'" >> "$PGDATA/postgresql.conf"
+  # a test image: durability is not what the tests are about, speed is
+  printf "listen_addresses='*'\\nfsync=off\\nsynchronous_commit=off\\n" >> "$PGDATA/postgresql.conf"
   if [ "$POSTGRES_DB" != postgres ]; then
     echo "CREATE DATABASE \\"$POSTGRES_DB\\";" | postgres --single -D "$PGDATA" -j postgres >/dev/null
   fi

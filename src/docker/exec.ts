@@ -85,7 +85,15 @@ export async function execIn(http: EngineTransport, id: string, o: ExecOptions):
           } catch {}
           ended();
         });
-        socket.on("error", (e) => {
+        socket.on("error", (e: NodeJS.ErrnoException) => {
+          // a command that exits before reading all its stdin closes the connection under our writes: that is its
+          // end, and the exit code and stderr say what happened
+          if (o.stdin && (e.code === "EPIPE" || e.code === "ECONNRESET") && !o.signal?.aborted) {
+            try {
+              out.close();
+            } catch {}
+            return ended();
+          }
           try {
             out.error(e);
           } catch {}
@@ -103,6 +111,7 @@ export async function execIn(http: EngineTransport, id: string, o: ExecOptions):
     },
     { highWaterMark: 4 },
   );
+  // a failing input stream aborts the exec (the command must not take a truncated input for a whole one)
   if (o.stdin) pumpStdin(o.stdin, socket).catch((e) => socket.destroy(e));
   const onAbort = () => socket.destroy(new DOMException("exec aborted", "AbortError"));
   o.signal?.addEventListener("abort", onAbort, { once: true });
@@ -228,7 +237,10 @@ async function pumpStdin(stdin: ReadableStream<Uint8Array>, socket: Socket): Pro
     for (;;) {
       const r = await reader.read();
       if (r.done) break;
-      if (socket.destroyed) return;
+      if (socket.destroyed || socket.writableEnded) {
+        reader.cancel().catch(() => {});
+        return;
+      }
       if (!socket.write(r.value)) {
         await new Promise<void>((res) => {
           const go = () => {
