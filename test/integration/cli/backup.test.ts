@@ -6,7 +6,7 @@
  * failure, download verified against the recorded sha256 (and a corrupted archive refused), restore from a run and
  * from a file (a hostile archive's refusal shown as the server says it), and usage mistakes.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -14,6 +14,7 @@ import { gunzipSync } from "node:zlib";
 import { sizeText } from "../../../src/cli/backup";
 import type { BackupContainer, Strategy } from "../../../src/modules/backups/types";
 import type { BackupConfig, BackupRun } from "../../../src/shared/backups";
+import { until } from "../../helpers/http";
 import { type S3Server, startS3 } from "../../helpers/s3";
 import { startTestServer, type TestServer } from "../../helpers/server";
 import { member, tar } from "../../helpers/tar-corpus";
@@ -143,12 +144,15 @@ beforeAll(async () => {
       path_style: true,
     },
   });
-});
+}, 60_000);
 
 afterAll(async () => {
   await s?.stop();
   await s3?.stop();
 });
+
+// each test runs the command from source, a few times for some
+setDefaultTimeout(30_000);
 
 describe("sundeck backup", () => {
   let run: BackupRun;
@@ -283,6 +287,52 @@ describe("sundeck backup", () => {
     const bad = await sundeck("backup", "restore", SLUG, "--file", evil, "--strategy", "volume", "--yes");
     expect(bad.code).toBe(1);
     expect(bad.stderr).toBe('sundeck: Bad Request: archive entry "../../etc/cron.d/evil": parent directory segment\n');
+  });
+
+  test("on a terminal: restore asks first (no keeps the data), run shows a status line", async () => {
+    /** The command on a terminal (script(1)); `answer` typed once the question shows. */
+    const onTerminal = async (args: string, answer?: string) => {
+      const p = Bun.spawn(["script", "-qfec", `exec ${process.execPath} ${MAIN} ${args}`, "/dev/null"], {
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOME: home,
+          XDG_CONFIG_HOME: home,
+          SUNDECK_URL: s.url,
+          SUNDECK_API_KEY: key,
+          TERM: "xterm",
+        },
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      let out = "";
+      const reading = (async () => {
+        for await (const chunk of p.stdout) out += new TextDecoder().decode(chunk);
+      })();
+      if (answer !== undefined) {
+        await until(() => out.includes("[y/N]"), { timeout: 15_000, what: "the question" });
+        p.stdin.write(answer);
+        await p.stdin.flush();
+      }
+      const code = await p.exited;
+      await reading;
+      return { code, out };
+    };
+    restored.length = 0;
+    const no = await onTerminal(`backup restore ${SLUG} --run ${run.id}`, "n\r");
+    expect(no.out).toContain(`restore ${SLUG} on ${s.url} from run ${run.id}? its current data is replaced [y/N]`);
+    expect(no.out).toContain("sundeck: not restored");
+    expect(no.code).toBe(1);
+    expect(restored).toEqual([]);
+    const yes = await onTerminal(`backup restore ${SLUG} --run ${run.id}`, "y\r");
+    expect(yes.code).toBe(0);
+    expect(yes.out).toContain(`restored ${SLUG} from run ${run.id}`);
+    expect(restored.length).toBe(1);
+
+    const ran = await onTerminal(`backup run ${SLUG} --config ${local.id}`);
+    expect(ran.code).toBe(0);
+    expect(ran.out).toMatch(/backing up shop/);
+    expect(ran.out).toMatch(/run \d+ \(cache redis\) succeeded/);
   });
 
   test("usage mistakes exit 2; an unknown app exits 1", async () => {
