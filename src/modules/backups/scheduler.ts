@@ -16,7 +16,7 @@ export interface SchedulerDeps {
   repo: BackupRepo;
   clock: Clock;
   log: Log;
-  /** Start a run; false when it could not (one runs already). */
+  /** Start a run; false when it did not (one runs already, or the app is gone). */
   fire(c: ConfigRow, trigger: "schedule" | "missed"): boolean;
 }
 
@@ -66,7 +66,7 @@ export function createScheduler(d: SchedulerDeps) {
     // a long wait is cut into pieces; the clock decides whether the due time has come
     if (d.clock.now() >= due) {
       d.repo.updateConfig(id, { lastScheduledAt: iso(due) });
-      if (!d.fire(c, "schedule")) d.log.warn("scheduled backup skipped: the previous run is still going", { config: id });
+      if (!d.fire(c, "schedule")) d.log.warn("scheduled backup skipped: a run is still going or the app is gone", { config: id });
     }
     arm(d.repo.config(id) ?? c);
   };

@@ -30,7 +30,13 @@ const PRESIGN_S = 300;
 export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?: () => Promise<number> }) {
   const runner = createRunner(d);
   const restorer = createRestorer(d);
-  const scheduler = createScheduler({ repo: d.repo, clock: d.clock, log: d.log, fire: (c, t) => runner.start(c, t) !== null });
+  const scheduler = createScheduler({
+    repo: d.repo,
+    clock: d.clock,
+    log: d.log,
+    // a removed app's configs stay (their archives are still restorable by id) but are not run
+    fire: (c, t) => (c.appSlug === null || d.services(c.appSlug) !== null) && runner.start(c, t) !== null,
+  });
   const configs = createConfigs({ ...d, nextRunAt: (r) => scheduler.nextRunAt(r), changed: (id) => scheduler.reload(id) });
 
   const runJson = (r: RunRow): BackupRun => ({
@@ -105,14 +111,12 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
       d.repo.updateRestore(r.id, { status: "failed", error: INTERRUPTED, finishedAt: iso(d.clock.now()) });
       if (STOP_STRATEGIES.has(r.strategy) && r.container) {
         const c = { id: r.container, name: r.container, service: r.service ?? "", image: "", env: [], mounts: [] };
-        await d.containers
-          .start(c)
-          .catch((e) =>
-            d.log.error("could not start a container an interrupted restore stopped", {
-              container: r.container,
-              error: (e as Error).message,
-            }),
-          );
+        await d.containers.start(c).catch((e) =>
+          d.log.error("could not start a container an interrupted restore stopped", {
+            container: r.container,
+            error: (e as Error).message,
+          }),
+        );
       }
       d.log.warn("restore interrupted by a stop; marked failed", { restore: r.id, app: r.appSlug });
     }

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openDb } from "../../../../src/db";
 import { createSecrets, deriveKeys } from "../../../../src/lib/crypto";
-import { iso } from "../../../../src/lib/time";
+import { type Clock, iso, systemClock } from "../../../../src/lib/time";
 import { LogSink } from "../../../../src/log/logger";
 import { createActivity } from "../../../../src/modules/activity/service";
 import type { ConfigInput } from "../../../../src/modules/backups/model";
@@ -26,10 +26,9 @@ import { tempDir } from "../../../helpers/tmp";
 const actor = { userId: null, name: "test", source: "cli" as const, ip: null };
 const DAY = 86_400_000;
 
-function world() {
+function world(clock: Clock = new FakeClock()) {
   const dir = tempDir();
   const db = openDb(join(dir, "sundeck.db"));
-  const clock = new FakeClock();
   const log = new LogSink({ stdout: false }).logger("backups");
   const strategy = fakeStrategy("postgres");
   const containers = fakeContainers();
@@ -72,7 +71,7 @@ function world() {
     await backups.waitRun(configId);
     return repo.run(run_id)!;
   };
-  return { dir, db, clock, strategy, containers, raised, localDir, repo, backups, config, files, run };
+  return { dir, db, clock: clock as FakeClock, strategy, containers, raised, localDir, repo, backups, config, files, run };
 }
 
 describe("a run", () => {
@@ -174,6 +173,25 @@ describe("schedules", () => {
     expect(runs[0]).toMatchObject({ trigger: "missed", status: "succeeded" });
     expect(w.repo.config(c.id)!.lastScheduledAt).toBe(iso(Date.parse("2026-11-22T17:00:00Z")));
     expect(w.backups.runMissed()).toEqual([]);
+  });
+
+  it("fires a schedule on its timer with the real clock, and stops firing once disabled", async () => {
+    const w = world(systemClock);
+    await w.backups.start();
+    const c = w.config({ schedule: "* * * * * *" });
+    const first = await until(() => w.backups.runs("web", 10).find((r) => r.trigger === "schedule" && r.status === "succeeded"), {
+      timeout: 5000,
+      what: "a scheduled run",
+    });
+    expect(first.config_id).toBe(c.id);
+    w.backups.configs.update(c.id, { enabled: false }, actor);
+    await w.backups.waitRun(c.id);
+    const count = w.backups.runs("web", 100).length;
+    // the next second's due time passes with the timer gone
+    const next = Date.now() + 1100;
+    await until(() => Date.now() > next, { timeout: 3000, every: 100, what: "the next due time" });
+    expect(w.backups.runs("web", 100).length).toBe(count);
+    await w.backups.stop();
   });
 
   it("says when a schedule runs next, in its time zone, and nothing for a disabled config", () => {
