@@ -27,7 +27,12 @@ export interface RawHeader {
   format: "ustar" | "gnu" | "v7";
 }
 
-const ascii = (b: Uint8Array, from: number, to: number) => String.fromCharCode(...b.subarray(from, to));
+/** Bytes as Latin-1 text (magic, version, numbers); a loop, since spreading or `subarray` per field is slow in Bun. */
+function ascii(b: Uint8Array, from: number, to: number): string {
+  let s = "";
+  for (let i = from; i < to; i++) s += String.fromCharCode(b[i]);
+  return s;
+}
 
 /** True for an all-zero block (half of the end-of-archive marker). */
 export function isZeroBlock(b: Uint8Array): boolean {
@@ -37,15 +42,22 @@ export function isZeroBlock(b: Uint8Array): boolean {
 
 /** Whether the checksum field matches the block (either sum, as old tars computed it signed). */
 export function checksumOk(b: Uint8Array): boolean {
-  const want = parseNumber(b.subarray(148, 156));
+  const want = parseNumber(b, 148, 8);
   if (typeof want !== "number") return false;
+  // sum every byte, then count the checksum field as eight spaces; the signed sum differs only by bytes over 127
   let unsigned = 0;
-  let signed = 0;
+  let high = 0;
   for (let i = 0; i < BLOCK; i++) {
-    const v = i >= 148 && i < 156 ? 0x20 : b[i];
+    const v = b[i];
     unsigned += v;
-    signed += v > 127 ? v - 256 : v;
+    high += v >> 7;
   }
+  for (let i = 148; i < 156; i++) {
+    unsigned -= b[i];
+    high -= b[i] >> 7;
+  }
+  unsigned += 8 * 0x20;
+  const signed = unsigned - 256 * high;
   return want === unsigned || want === signed;
 }
 
@@ -53,32 +65,39 @@ export function checksumOk(b: Uint8Array): boolean {
  * A numeric field: octal padded with spaces or NULs, or GNU base-256 (high bit of the first byte set). Returns an
  * error text for garbage, a negative number or one past 2^53 (a size no archive under the cap can have).
  */
-export function parseNumber(field: Uint8Array): number | string {
-  if (field[0] & 0x80) {
-    if (field[0] === 0xff) return "negative number";
-    let v = field[0] & 0x7f;
-    for (let i = 1; i < field.length; i++) {
+export function parseNumber(field: Uint8Array, from = 0, len = field.length): number | string {
+  const end = from + len;
+  if (field[from] & 0x80) {
+    if (field[from] === 0xff) return "negative number";
+    let v = field[from] & 0x7f;
+    for (let i = from + 1; i < end; i++) {
       v = v * 256 + field[i];
       if (v > Number.MAX_SAFE_INTEGER) return "number field overflows";
     }
     return v;
   }
-  const text = ascii(field, 0, field.length).replace(/^[ \0]+|[ \0]+$/g, "");
-  if (text === "") return 0;
-  if (!/^[0-7]+$/.test(text)) return "malformed number field";
-  const v = Number.parseInt(text, 8);
+  let a = from;
+  let z = end;
+  while (a < z && (field[a] === 0x20 || field[a] === 0)) a++;
+  while (z > a && (field[z - 1] === 0x20 || field[z - 1] === 0)) z--;
+  let v = 0;
+  for (let i = a; i < z; i++) {
+    const d = field[i] - 0x30;
+    if (d < 0 || d > 7) return "malformed number field";
+    v = v * 8 + d;
+  }
   return v > Number.MAX_SAFE_INTEGER ? "number field overflows" : v;
 }
 
 const num = (b: Uint8Array, from: number, len: number) => {
-  const v = parseNumber(b.subarray(from, from + len));
+  const v = parseNumber(b, from, len);
   return typeof v === "number" ? v : 0;
 };
 
 /** Read a header block whose checksum was already verified. */
 export function parseHeader(b: Uint8Array): RawHeader {
-  const nameF = cString(b.subarray(0, 100));
-  const linkF = cString(b.subarray(157, 257));
+  const nameF = cString(b, 0, 100);
+  const linkF = cString(b, 157, 100);
   const magic = ascii(b, 257, 263);
   const version = ascii(b, 263, 265);
   const base = decodeName(nameF.bytes);
@@ -90,8 +109,8 @@ export function parseHeader(b: Uint8Array): RawHeader {
   if (magic === "ustar\0") {
     format = "ustar";
     const star = ascii(b, 508, 512) === "tar\0";
-    const long = cString(b.subarray(345, 500));
-    const short = cString(b.subarray(345, 476));
+    const long = cString(b, 345, 155);
+    const short = cString(b, 345, 131);
     hiddenName ||= star ? short.hidden : long.hidden;
     const join = (p: Uint8Array) => (p.length ? `${decodeName(p)}/${base}` : base);
     // Go reads the prefix only under version "00"; GNU tar under the magic alone: vet both readings
@@ -106,7 +125,7 @@ export function parseHeader(b: Uint8Array): RawHeader {
     altNames,
     hiddenName,
     linkname: decodeName(linkF.bytes) + (linkF.hidden ? "\0" : ""),
-    size: parseNumber(b.subarray(124, 136)),
+    size: parseNumber(b, 124, 12),
     mode: num(b, 100, 8),
     uid: num(b, 108, 8),
     gid: num(b, 116, 8),

@@ -14,18 +14,21 @@ export function nameProblem(name: string): string | null {
   return null;
 }
 
+const NONE = new Uint8Array(0);
+
 /** Bytes of a header field up to its first NUL, and whether anything but NULs follows it (a hidden name). */
-export function cString(field: Uint8Array): { bytes: Uint8Array; hidden: boolean } {
-  const nul = field.indexOf(0);
-  if (nul < 0) return { bytes: field, hidden: false };
+export function cString(b: Uint8Array, from = 0, len = b.length): { bytes: Uint8Array; hidden: boolean } {
+  const end = from + len;
+  let nul = from;
+  while (nul < end && b[nul] !== 0) nul++;
   let hidden = false;
-  for (let i = nul + 1; i < field.length; i++) if (field[i] !== 0) hidden = true;
-  return { bytes: field.subarray(0, nul), hidden };
+  for (let i = nul + 1; i < end; i++) if (b[i] !== 0) hidden = true;
+  return { bytes: nul === from ? NONE : b.subarray(from, nul), hidden };
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: false });
 
 /** Name bytes as text (invalid UTF-8 becomes U+FFFD, which can never form a `/`, `\` or `.`). */
 export function decodeName(bytes: Uint8Array): string {
-  return utf8.decode(bytes);
+  return bytes.length ? utf8.decode(bytes) : "";
 }

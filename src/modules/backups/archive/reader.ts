@@ -138,7 +138,7 @@ export class TarReader {
       this.zeroSeen = true;
       return;
     }
-    if (!checksumOk(b)) throw new ArchiveRefused(decodeName(cString(b.subarray(0, 100)).bytes), "bad header checksum");
+    if (!checksumOk(b)) throw new ArchiveRefused(decodeName(cString(b, 0, 100).bytes), "bad header checksum");
     const h = parseHeader(b);
     if ("xgLK".includes(h.type)) {
       this.startExt(h);

@@ -7,6 +7,7 @@ import { gunzipCapped, peek } from "./gunzip";
 import { type TarEntry, TarReader } from "./reader";
 import { ArchiveRefused } from "./refused";
 
+export { gunzipCapped } from "./gunzip";
 export type { TarEntry } from "./reader";
 export { ArchiveRefused } from "./refused";
 
@@ -56,6 +57,8 @@ async function drive(src: ReadableStream<Uint8Array>, tar: TarReader): Promise<v
       const { done, value } = await reader.read();
       if (done) break;
       tar.push(value);
+      // entries are not kept: an archive of millions of empty files must not grow a list
+      tar.take();
       await pause();
     }
     tar.end();

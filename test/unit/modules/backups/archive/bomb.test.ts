@@ -6,7 +6,7 @@
 import { describe, expect, it } from "bun:test";
 import { defaults } from "../../../../../src/config/schema";
 import { ArchiveRefused, checkedTar, vetArchive } from "../../../../../src/modules/backups/archive/vet";
-import { zeroBomb } from "../../../../helpers/tar-corpus";
+import { concat, header, zeroBomb } from "../../../../helpers/tar-corpus";
 
 const GiB = 1024 ** 3;
 const CAP = defaults().backups.max_restore_bytes;
@@ -87,6 +87,27 @@ describe("gzip bomb", () => {
     expect(samples).toBeGreaterThan(100);
     expect(passed).toBeLessThanOrEqual(CAP);
     expect(passed).toBeGreaterThan(CAP - 2 * 1024 * 1024);
+    expect(growth).toBeLessThan(FLAT);
+  }, 60_000);
+
+  it("vetArchive reads half a million empty files with flat memory (nothing kept per entry)", async () => {
+    const perChunk = 1000;
+    const chunk = concat(...Array.from({ length: perChunk }, (_, i) => header({ name: `d/${"n".repeat(80)}-${i}` })));
+    let sent = 0;
+    const many = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent === 500) {
+          c.enqueue(new Uint8Array(1024));
+          return c.close();
+        }
+        c.enqueue(chunk);
+        sent++;
+      },
+    });
+    const { growth, error } = await peakRssGrowth(async () => {
+      expect(await vetArchive(many, { maxBytes: CAP })).toEqual({ entries: 500_000, bytes: 512 * 500_001 + 512 });
+    });
+    expect(error).toBeNull();
     expect(growth).toBeLessThan(FLAT);
   }, 60_000);
 });
