@@ -224,7 +224,8 @@ const download = defineCommand({
     const where = dest === "-" ? "stdout" : dest;
     const say = (s: string) => process.stderr.write(`${s}\n`);
     if (!recorded?.sha256) {
-      say(`wrote ${sizeText(got.bytes)} to ${where}, sha256 ${got.sha256} (not verified: no recorded sha256 for run ${id})`);
+      const why = recorded ? `the server recorded no sha256 for run ${id}` : `run ${id} is in no run list this key can read`;
+      say(`wrote ${sizeText(got.bytes)} to ${where}, sha256 ${got.sha256} (not verified: ${why})`);
       return;
     }
     if (recorded.sha256 !== got.sha256)

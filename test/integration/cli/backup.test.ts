@@ -250,6 +250,31 @@ describe("sundeck backup", () => {
     expect(gunzipSync(readFileSync(file)).equals(Buffer.from(DUMP))).toBe(true);
   });
 
+  test("download of a Sundeck state run (no app): found among the state runs and verified for a super-admin", async () => {
+    const root = s.keyFor("root", "cli-root");
+    const made = await root.post("/api/system/backups/configs", { target: { kind: "local" } });
+    expect(made.status).toBe(201);
+    const started = await root.post(`/api/backups/configs/${made.json.id}/run`);
+    expect(started.status).toBe(202);
+    const id = started.json.run_id as number;
+    await until(
+      async () => (await root.get("/api/system/backups/runs")).json.find((r: any) => r.id === id)?.status === "succeeded",
+      {
+        timeout: 20_000,
+        what: "the state run",
+      },
+    );
+    const file = join(home, "state.db.gz");
+    const p = Bun.spawn([process.execPath, MAIN, "backup", "download", String(id), "-o", file], {
+      env: { PATH: process.env.PATH ?? "", HOME: home, XDG_CONFIG_HOME: home, SUNDECK_URL: s.url, SUNDECK_API_KEY: root.key },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stderr, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
+    expect(stderr).toContain(`verified against run ${id}`);
+    expect(code).toBe(0);
+  });
+
   test("restore --run --yes: followed to the end; the strategy got the dump back", async () => {
     restored.length = 0;
     const r = await sundeck("backup", "restore", SLUG, "--run", String(run.id), "--yes");
