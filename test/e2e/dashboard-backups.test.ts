@@ -1,9 +1,10 @@
 /**
  * The Backups tab in a real Chromium against the compiled binary and a real Docker engine: a volume app's service is
- * detected and preselected, a local backup config is made in the dialog (the schedule said in words), Run now stores an archive whose
- * run turns succeeded with its size and digest, the download link serves bytes matching that digest, a restore from
- * the run (behind typing the app's name) brings back the volume's file after it was overwritten, an uploaded hostile
- * archive is refused with the entry named, and a viewer reads the lists without any write action or download.
+ * detected and preselected, a local backup config is made in the dialog (the schedule said in words), Run now stores
+ * an archive whose run turns succeeded with its size and digest, the download link serves bytes matching that digest,
+ * a restore from the run (behind typing the app's name) brings back the volume's file after it was overwritten, an
+ * uploaded hostile archive is refused with the entry named, an edited schedule shows in words with its next run, the
+ * tab fits a phone, and a viewer reads the lists without any write action or download.
  * Needs `bun run build` first and a running dockerd.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -207,6 +208,27 @@ describe("dashboard backups", () => {
       await upload.getByRole("button", { name: "Upload and restore" }).click();
       await upload.getByRole("alert").getByText('archive entry "../escape"').waitFor();
       expect(await greeting()).toBe("hello-backup");
+    },
+    STEP_MS,
+  );
+
+  test(
+    "editing the config's schedule shows it in words with the next run",
+    async () => {
+      const row = page.getByRole("row", { name: "Backup data (volume)" });
+      await row.getByRole("button", { name: "Edit data (volume)" }).click();
+      const form = page.getByRole("form", { name: "Edit backup" });
+      expect(await form.getByLabel("Keep the last").inputValue()).toBe("3");
+      await form.getByLabel("Schedule (cron)").fill("0 3 * * *");
+      await form.getByLabel("Time zone").fill("Europe/Paris");
+      await form.getByRole("button", { name: "Save backup" }).click();
+      await form.waitFor({ state: "detached" });
+      await row.getByText("Every day at 03:00").waitFor();
+      await row.getByText("(Europe/Paris)").waitFor();
+      await row.locator("td[data-label='Next run'] time").waitFor();
+      const configs = (await pageFetch(page, `/api/apps/${SLUG}/backups/configs`)).body as any[];
+      expect(configs[0]).toMatchObject({ schedule: "0 3 * * *", timezone: "Europe/Paris", retention_count: 3, enabled: true });
+      expect(Date.parse(configs[0].next_run_at)).toBeGreaterThan(Date.now());
     },
     STEP_MS,
   );
