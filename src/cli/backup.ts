@@ -41,6 +41,19 @@ export function tookText(started: string, finished: string | null, now = Date.no
   return ms < 60_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
 }
 
+/** "in 5h" style wait until an RFC 3339 time ("due" once it has passed; "-" for none). */
+export function untilText(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return "-";
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  const s = Math.round((t - now) / 1000);
+  if (s <= 0) return "due";
+  if (s < 60) return `in ${s}s`;
+  if (s < 3600) return `in ${Math.floor(s / 60)}m`;
+  if (s < 86400) return `in ${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60) ? `${Math.floor((s % 3600) / 60)}m` : ""}`;
+  return `in ${Math.floor(s / 86400)}d`;
+}
+
 /** A config's target in a few words. */
 const targetText = (c: BackupConfig) =>
   c.target.kind === "local"
@@ -112,7 +125,7 @@ const list = defineCommand({
           c.strategy,
           targetText(c),
           c.schedule ? `${c.schedule}${c.timezone ? ` ${c.timezone}` : ""}` : "by hand",
-          c.next_run_at ? ago(c.next_run_at) : null,
+          c.enabled ? untilText(c.next_run_at) : "disabled",
           [c.retention_count != null && `last ${c.retention_count}`, c.retention_days != null && `${c.retention_days}d`]
             .filter(Boolean)
             .join(", ") || "all",

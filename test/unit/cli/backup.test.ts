@@ -1,6 +1,6 @@
 /** `sundeck backup`'s pure side: sizes, durations, a run's outcome line, the file name a download proposes. */
 import { describe, expect, test } from "bun:test";
-import { runLine, sizeText, tookText } from "../../../src/cli/backup";
+import { runLine, sizeText, tookText, untilText } from "../../../src/cli/backup";
 import { fileNameOf } from "../../../src/cli/backup-transfer";
 import type { BackupRun } from "../../../src/shared/backups";
 
@@ -29,6 +29,16 @@ describe("backup output", () => {
     expect(tookText("2026-01-01T00:00:00Z", "2026-01-01T00:00:03.1Z")).toBe("3.1s");
     expect(tookText("2026-01-01T00:00:00Z", "2026-01-01T00:02:05Z")).toBe("2m5s");
     expect(tookText("2026-01-01T00:00:00Z", null, Date.parse("2026-01-01T00:00:01Z"))).toBe("1.0s");
+  });
+
+  test("the next run as a wait", () => {
+    const now = Date.parse("2026-11-27T03:00:00Z");
+    expect(untilText("2026-11-27T03:00:30Z", now)).toBe("in 30s");
+    expect(untilText("2026-11-27T03:45:00Z", now)).toBe("in 45m");
+    expect(untilText("2026-11-27T05:30:00Z", now)).toBe("in 2h30m");
+    expect(untilText("2026-11-28T04:00:00Z", now)).toBe("in 1d");
+    expect(untilText("2026-11-27T02:00:00Z", now)).toBe("due");
+    expect(untilText(null, now)).toBe("-");
   });
 
   test("a run in one line: succeeded, running, failed", () => {
