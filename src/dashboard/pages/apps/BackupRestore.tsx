@@ -17,6 +17,9 @@ import { BACKUP_STRATEGIES, type BackupRun, type BackupStrategy } from "../../ty
 /** The server's body limit of upload-restore. */
 const UPLOAD_LIMIT = 32 * 2 ** 20;
 
+/** Strategies whose service the server stops around a restore (files that a running process holds open). */
+const STOPPED = new Set(["volume", "sqlite", "redis"]);
+
 /** Confirm a restore from `run` by typing the app's slug. */
 export function RestoreDialog({
   slug,
@@ -49,7 +52,7 @@ export function RestoreDialog({
             The {run.strategy} data of <strong>{run.service ?? "the service"}</strong> is replaced by this backup from{" "}
             {formatTime(run.started_at)}
             {run.size_bytes != null ? ` (${formatSize(run.size_bytes)})` : ""}. What was written since is lost.
-            {run.strategy === "volume" ? " The service is stopped during the restore and started again after it." : ""}
+            {STOPPED.has(run.strategy) ? " The service is stopped during the restore and started again after it." : ""}
           </p>
         </div>
         <TextField label={`Type ${slug} to confirm`} autoComplete="off" value={typed} onValue={setTyped} />
