@@ -25,6 +25,8 @@ export interface RawHeader {
   gid: number;
   mtime: number;
   format: "ustar" | "gnu" | "v7";
+  /** A header readers would name differently (see parseHeader), or null. */
+  problem: string | null;
 }
 
 /** Bytes as Latin-1 text (magic, version, numbers); a loop, since spreading or `subarray` per field is slow in Bun. */
@@ -105,7 +107,14 @@ export function parseHeader(b: Uint8Array): RawHeader {
   let name = base;
   let hiddenName = nameF.hidden;
   let format: RawHeader["format"] = "v7";
-  if (magic === "ustar ") format = "gnu";
+  let problem: string | null = null;
+  if (magic === "ustar " && version === " \0") {
+    format = "gnu";
+    // Go reads a GNU header whose atime/ctime do not parse as a pre-Go 1.8 ustar one, prefix and all (golang/go#12594);
+    // GNU tar never does. Seen through the engine: `docker cp` extracted "../../x/name". Refuse the ambiguity
+    if (typeof parseNumber(b, 345, 12) === "string" || typeof parseNumber(b, 357, 12) === "string")
+      problem = "malformed gnu time fields (go reads them as a name prefix)";
+  }
   if (magic === "ustar\0") {
     format = "ustar";
     const star = ascii(b, 508, 512) === "tar\0";
@@ -113,9 +122,8 @@ export function parseHeader(b: Uint8Array): RawHeader {
     const short = cString(b, 345, 131);
     hiddenName ||= star ? short.hidden : long.hidden;
     const join = (p: Uint8Array) => (p.length ? `${decodeName(p)}/${base}` : base);
-    // Go reads the prefix only under version "00"; GNU tar under the magic alone: vet both readings
-    const chosen = star ? short : long;
-    if (version === "00") name = join(chosen.bytes);
+    // Go takes the prefix under the magic alone (131 bytes when the star trailer is there): vet every reading
+    name = join(star ? short.bytes : long.bytes);
     for (const p of [long.bytes, short.bytes]) altNames.push(join(p));
     altNames.push(base);
   }
@@ -131,5 +139,6 @@ export function parseHeader(b: Uint8Array): RawHeader {
     gid: num(b, 116, 8),
     mtime: num(b, 136, 12),
     format,
+    problem,
   };
 }

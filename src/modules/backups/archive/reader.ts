@@ -140,6 +140,7 @@ export class TarReader {
     }
     if (!checksumOk(b)) throw new ArchiveRefused(decodeName(cString(b, 0, 100).bytes), "bad header checksum");
     const h = parseHeader(b);
+    if (h.problem) throw new ArchiveRefused(this.pax?.get("path") ?? this.longName ?? h.name, h.problem);
     if ("xgLK".includes(h.type)) {
       this.startExt(h);
       return;

@@ -19,6 +19,30 @@ const b256 = (...tail: number[]) => new Uint8Array([0x80, ...new Array(11 - tail
 /** `passes`: bytes of an accepted entry after the benign one that may pass on (a body found short only at its end). */
 type Case = { what: string; parts: Uint8Array[]; entry: string | null; rule: string; raw?: boolean; passes?: number };
 
+/** What the Docker engine extracted as "../../not-a-prefix/gnu-times" (found by the engine differential). */
+function gnuTimesAsPrefix(): Uint8Array {
+  const h = header({ name: "gnu-times", format: "gnu", size: 1 });
+  h.set(enc.encode("../../not-a-prefix"), 345);
+  return concat(resum(h), new Uint8Array(512));
+}
+
+/** A header with another ustar version field (Go takes the prefix under the magic alone). */
+function withVersion(m: Uint8Array, version: string): Uint8Array {
+  const h = m.slice(0, 512);
+  h.set(enc.encode(version), 263);
+  return concat(resum(h), m.subarray(512));
+}
+
+/** Recompute a header's checksum after poking a field. */
+function resum(h: Uint8Array): Uint8Array {
+  const b = h.slice();
+  b.fill(0x20, 148, 156);
+  let sum = 0;
+  for (const v of b) sum += v;
+  b.set(enc.encode(`${sum.toString(8).padStart(6, "0")}\0 `), 148);
+  return b;
+}
+
 const longDots = `${"a/".repeat(60)}${"../".repeat(61)}x`;
 
 const CASES: Case[] = [
@@ -244,6 +268,18 @@ const CASES: Case[] = [
     parts: [member({ name: "././@LongLink", type: "L", format: "gnu" }, "a".repeat(70_000))],
     entry: "././@LongLink",
     rule: "extended header over 64 KiB",
+  },
+  {
+    what: "GNU header whose time fields Go reads as a prefix",
+    parts: [gnuTimesAsPrefix()],
+    entry: "gnu-times",
+    rule: "malformed gnu time fields (go reads them as a name prefix)",
+  },
+  {
+    what: "ustar prefix with a version other than 00",
+    parts: [withVersion(member({ name: "x", prefix: "../.." }, "x"), "  ")],
+    entry: "../../x",
+    rule: "parent directory segment",
   },
   // checksums, numbers, truncation
   {

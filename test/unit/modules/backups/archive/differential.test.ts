@@ -110,7 +110,7 @@ with tarfile.open(sys.argv[1], "w:gz" if sys.argv[3] == "1" else "w", format=tar
       if (p.exitCode !== 0) throw new Error(`python: ${p.stderr}`);
     }
   }
-});
+}, 60_000);
 
 describe.each(ARCHIVES)("$writer --format=$format gz=$gz", (a) => {
   it("is accepted, every entry counted", async () => {
