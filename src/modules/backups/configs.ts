@@ -72,9 +72,9 @@ export function createConfigs(d: ConfigDeps) {
       actor,
       category: "backup",
       action,
-      target: `${r.service} ${r.strategy}`,
+      target: r.appSlug === null ? "sundeck state" : `${r.service} ${r.strategy}`,
       appSlug: r.appSlug,
-      summary: `${actor.name} ${action.replace("config_", "")} backup config ${r.id} (${r.service}, ${r.strategy}, ${r.targetKind})`,
+      summary: `${actor.name} ${action.replace("config_", "")} backup config ${r.id} (${r.service ?? "sundeck"}, ${r.strategy}, ${r.targetKind})`,
       before: before ? snapshot(before) : null,
       after: after ? snapshot(after) : null,
     });

@@ -146,9 +146,9 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
         actor,
         category: "backup",
         action: "run_started",
-        target: `${c.service} ${c.strategy}`,
+        target: c.appSlug === null ? "sundeck state" : `${c.service} ${c.strategy}`,
         appSlug: c.appSlug,
-        summary: `${actor.name} started backup run ${run.id} of config ${c.id} (${c.service}, ${c.strategy})`,
+        summary: `${actor.name} started backup run ${run.id} of config ${c.id} (${c.service ?? "sundeck"}, ${c.strategy})`,
       });
       return { run_id: run.id };
     },
