@@ -94,8 +94,10 @@ export function fakeContainers(): FakeContainers {
     find: async (_slug, service) => fakeContainer(service),
     running: async () => [],
     byName: async (_slug, name) => ({ ...fakeContainer(name.split("-")[2] ?? name), name }),
-    exec: async (_c, cmd) => {
+    exec: async (_c, cmd, signal) => {
       f.execs.push(cmd);
+      // "hang" waits until the run gives up on it
+      if (cmd === "hang") await new Promise<void>((r) => signal?.addEventListener("abort", () => r(), { once: true }));
       const code = f.codeOf(cmd);
       return { code, output: code ? `${cmd}: failed` : "" };
     },

@@ -6,16 +6,29 @@
 import type { ServiceContainers } from "./containers";
 import type { BackupContainer } from "./types";
 
-/** Run hooks in order; throws naming the first one that fails, with the last line of its output. */
+/** How long one hook may run before the run gives up on it (the engine keeps the process; its output is dropped). */
+export const HOOK_TIMEOUT_MS = 15 * 60_000;
+
+/** Run hooks in order; throws naming the first one that fails or times out, with the last line of its output. */
 export async function runHooks(
   containers: ServiceContainers,
   c: BackupContainer,
   which: "pre" | "post",
   hooks: string[],
   signal?: AbortSignal,
+  timeoutMs = HOOK_TIMEOUT_MS,
 ): Promise<void> {
+  const late = (i: number) =>
+    new Error(
+      `${which} hook ${i + 1} timed out after ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`}`,
+    );
   for (const [i, cmd] of hooks.entries()) {
-    const r = await containers.exec(c, cmd, signal);
+    const limit = AbortSignal.timeout(timeoutMs);
+    const r = await containers.exec(c, cmd, signal ? AbortSignal.any([signal, limit]) : limit).catch((e) => {
+      if (limit.aborted) throw late(i);
+      throw e;
+    });
+    if (limit.aborted) throw late(i);
     if (r.code !== 0) {
       const last = r.output.trim().split("\n").pop()?.slice(0, 300) ?? "";
       throw new Error(`${which} hook ${i + 1} failed (exit ${r.code})${last ? `: ${last}` : ""}`);

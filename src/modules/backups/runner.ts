@@ -60,7 +60,7 @@ export function createRunner(d: BackupDeps) {
       d.repo.updateRun(run.id, { location: key });
       if (container) {
         hooksStarted = true;
-        await runHooks(d.containers, container, "pre", hooksOf(c.preHooks), signal);
+        await runHooks(d.containers, container, "pre", hooksOf(c.preHooks), signal, d.hookTimeoutMs);
       }
       const raw = await r.source.open({ signal });
       const gz = raw.pipeThrough(new CompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>);
@@ -83,7 +83,7 @@ export function createRunner(d: BackupDeps) {
     }
     if (container && hooksStarted && !signal.aborted) {
       try {
-        await runHooks(d.containers, container, "post", hooksOf(c.postHooks));
+        await runHooks(d.containers, container, "post", hooksOf(c.postHooks), undefined, d.hookTimeoutMs);
       } catch (e) {
         // the archive is stored and good: a failing post hook is reported, it does not make the backup bad
         d.log.warn("post hook failed", { config: c.id, run: run.id, error: (e as Error).message });

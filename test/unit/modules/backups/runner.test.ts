@@ -50,6 +50,7 @@ function world(clock: Clock = new FakeClock()) {
     tmpDir: join(dir, "tmp"),
     maxRestoreBytes: 1024 * 1024,
     maxConcurrentRestores: 4,
+    hookTimeoutMs: 300,
     activity: createActivity({ db, clock, log }),
     sweepLocal: () => createLocalTarget({ dir: localDir }).sweepTemp(),
   });
@@ -112,6 +113,13 @@ describe("a run", () => {
     expect(w.raised).toEqual([
       expect.objectContaining({ kind: "backup_failed", app_slug: "web", message: expect.stringContaining("pre hook 2 failed") }),
     ]);
+  });
+
+  it("gives up on a hook that hangs, naming it", async () => {
+    const w = world();
+    const c = w.config({ pre_hooks: ["hang"] });
+    const r = await w.run(c.id);
+    expect(r).toMatchObject({ status: "failed", error: "pre hook 1 timed out after 300 ms" });
   });
 
   it("fails when the dump breaks midway, leaving no file, and resolves the alert on the next success", async () => {
