@@ -15,6 +15,12 @@ export function bodyLimit(path: string): number {
 /** Paths that receive their body as raw bytes, never parsed: signatures are computed over the exact bytes sent. */
 const RAW = new Set(["/api/git/webhook"]);
 
+/** Paths whose route reads the body itself as a stream (an upload spooled to disk, never held in memory). */
+const STREAMED = /^\/api\/apps\/[^/]+\/backups\/upload-restore\/?$/;
+
+/** What parseBody hands a STREAMED route: the body is left unread on the request, for the route to stream. */
+export class StreamedBody {}
+
 /** The largest limit of any route: what the HTTP server itself accepts before our own check. */
 export const MAX_BODY = 32 * MIB;
 
@@ -57,6 +63,7 @@ export async function parseBody(request: Request, contentType: string, path: str
   const declared = Number(request.headers.get("content-length") ?? "");
   const limit = bodyLimit(path);
   if (declared > limit) return new BodyProblem(413);
+  if (STREAMED.test(path)) return new StreamedBody();
   const raw = await readLimited(request.body, limit);
   if (raw === null) return new BodyProblem(413);
   if (RAW.has(path)) return raw;

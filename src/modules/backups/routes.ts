@@ -3,14 +3,16 @@
  * (admins, manage with a grant) changes configs, runs, downloads and restores (an archive holds the app's data and
  * secrets, so a viewer does not download it). Routes by id find the app from the record and apply the same rule.
  */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { Ctx } from "../../context";
+import { bodyLimit } from "../../http/body";
 import { noContent, parseId, withStatus } from "../../http/respond";
 import { badRequest, notFound } from "../../lib/errors";
 import type { Principal } from "../../shared/principal";
 import { authPlugin } from "../auth/macro";
 import { authorize } from "../auth/policy";
 import { ConfigBody, ListQuery } from "./model";
+import { spoolMultipart } from "./upload";
 
 const id = (text: string) => {
   const n = parseId(text);
@@ -114,22 +116,19 @@ export function backupRoutes(ctx: Ctx) {
     )
     .post(
       "/api/apps/:slug/backups/upload-restore",
-      async ({ params, body, actor, set }) => {
+      async ({ params, request, actor, set }) => {
         const slug = app(params.slug);
-        if (!(body instanceof FormData)) throw badRequest("the body must be multipart/form-data with file and strategy");
-        const file = body.get("file");
-        const strategy = body.get("strategy");
-        const container = body.get("container");
-        if (!(file instanceof Blob)) throw badRequest("file is required");
-        if (typeof strategy !== "string" || !strategy) throw badRequest("strategy is required");
-        if (container !== null && typeof container !== "string") throw badRequest("container must be a container name");
-        const r = await ctx.backups.uploadRestore(slug, file, strategy, container || undefined, actor);
+        const type = request.headers.get("content-type") ?? "";
+        const r = await ctx.backups.uploadRestore(
+          slug,
+          (dest) => spoolMultipart(request.body, type, dest, bodyLimit(new URL(request.url).pathname)),
+          actor,
+        );
         return withStatus(set, 202, r);
       },
       {
         auth: write,
-        // the body is parsed by parseBody (multipart, 32 MiB); the schema documents it
-        body: t.Any(),
+        // parseBody leaves this body unread: the route streams it to a temp file (multipart, 32 MiB)
         detail: { tags, summary: "Restore an uploaded archive (multipart: file, strategy, container?; 32 MiB)" },
       },
     )

@@ -3,10 +3,8 @@
  * or an upload, and the start and stop of the background work: recovery of what a killed process left running,
  * the temp sweep, the schedules, missed runs.
  */
-import { createWriteStream, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import { randomHex } from "../../lib/crypto";
 import { badRequest, conflict, HttpError, notFound } from "../../lib/errors";
 import { iso } from "../../lib/time";
@@ -201,24 +199,30 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
     },
 
     /**
-     * Restore an uploaded archive: spooled to a 0600 temp file, vetted in full (a refusal is a 400 naming the entry,
-     * with nothing extracted), then restored in the background.
+     * Restore an uploaded archive: `spool` writes the body's file to a 0600 temp file and returns the form's fields;
+     * the archive is vetted in full (a refusal is a 400 naming the entry, with nothing extracted), then restored in the
+     * background. The temp file goes when the restore ends, or at once on a refusal.
      */
-    async uploadRestore(slug: string, file: Blob, strategyId: string, containerName: string | undefined, actor: Actor) {
-      const services = d.services(slug);
-      if (services === null) throw notFound();
-      const strategy = strategyOf(strategyId);
+    async uploadRestore(
+      slug: string,
+      spool: (dest: string) => Promise<{ fields: Record<string, string>; fileBytes: number | null }>,
+      actor: Actor,
+    ) {
+      if (d.services(slug) === null) throw notFound();
       const release = restorer.admit();
       mkdirSync(uploadsDir(), { recursive: true, mode: 0o700 });
       const temp = join(uploadsDir(), `upload-${randomHex(8)}.bin`);
       let started = false;
       try {
-        await pipeline(Readable.fromWeb(file.stream() as any), createWriteStream(temp, { mode: 0o600, flags: "wx" }));
+        const { fields, fileBytes } = await spool(temp);
+        if (fileBytes === null) throw badRequest("file is required");
+        if (!fields.strategy) throw badRequest("strategy is required");
+        const strategy = strategyOf(fields.strategy);
         const open: Opener = async () => Bun.file(temp).stream();
         // the archive is judged before anything else is touched: a hostile one is a 400 naming its entry
         await restorer.vet(strategy.id, open);
-        const container = containerName
-          ? await d.containers.byName(slug, containerName)
+        const container = fields.container
+          ? await d.containers.byName(slug, fields.container)
           : await d.containers.find(slug, serviceFor(slug, strategy.id)).catch((e) => {
               throw e instanceof HttpError ? e : conflict((e as Error).message);
             });

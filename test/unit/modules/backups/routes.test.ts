@@ -243,6 +243,28 @@ describe("upload-restore", () => {
     expect(r.status).toBe(413);
   });
 
+  it("answers 413 to a chunked body (no length declared) once it passes 32 MiB, leaving no temp file", async () => {
+    const head = new TextEncoder().encode('--b\r\ncontent-disposition: form-data; name="file"; filename="x"\r\n\r\n');
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent === 0) c.enqueue(head);
+        sent += 1 << 20;
+        if (sent > 40 << 20) c.close();
+        else c.enqueue(new Uint8Array(1 << 20));
+      },
+    });
+    const r = await fetch(`${s.url}/api/apps/web/backups/upload-restore`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.keyFor("max").key}`, "content-type": "multipart/form-data; boundary=b" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    // the server itself may cut the connection first (its cap is 33 MiB of received bytes): 413 either way
+    expect(r.status).toBe(413);
+    await until(() => s.ctx.backups.uploads().length === 0, { what: "the temp file removed" });
+  });
+
   it("refuses a hostile archive with 400 naming the entry, restoring nothing and leaving no temp file", async () => {
     const hostile = gzip(
       tar(member({ name: "data/ok.txt" }, "fine"), member({ name: "../../etc/cron.d/evil" }, "* * * * * root sh")),
