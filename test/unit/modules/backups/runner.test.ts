@@ -120,7 +120,7 @@ describe("a run", () => {
     const c = w.config({ pre_hooks: ["hang"] });
     const r = await w.run(c.id);
     expect(r).toMatchObject({ status: "failed", error: "pre hook 1 timed out after 300 ms" });
-  });
+  }, 15_000);
 
   it("fails when the dump breaks midway, leaving no file, and resolves the alert on the next success", async () => {
     const w = world();
