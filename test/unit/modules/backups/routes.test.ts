@@ -200,6 +200,27 @@ describe("runs and downloads", () => {
   });
 });
 
+describe("restore from a stored run", () => {
+  it("vets the stored archive before stopping anything: a hostile one fails the restore naming the entry", async () => {
+    const c = (await manager.post("/api/apps/web/backups/configs", local({ strategy: "volume", service: "app", pre_hooks: [] })))
+      .json;
+    volume.chunks = [tar(member({ name: "data/ok" }, "x"), member({ name: "data/link", type: "2", linkname: "/etc/shadow" }))];
+    const run = (await manager.post(`/api/backups/configs/${c.id}/run`)).json.run_id;
+    await s.ctx.backups.waitRun(c.id);
+    const stops = containers.stops.length;
+    const restored = volume.restored.length;
+    expect((await viewer.post(`/api/backups/runs/${run}/restore`)).status).toBe(403);
+    const r = await manager.post(`/api/backups/runs/${run}/restore`);
+    expect(r.status).toBe(202);
+    await s.ctx.backups.waitRestore(r.json.restore_id);
+    const row = (await viewer.get("/api/apps/web/backups/restores")).json.find((x: any) => x.id === r.json.restore_id);
+    expect(row).toMatchObject({ status: "failed", run_id: run });
+    expect(row.error).toContain("data/link");
+    expect(containers.stops.length).toBe(stops);
+    expect(volume.restored.length).toBe(restored);
+  });
+});
+
 describe("the backup failed alert", () => {
   it("fires once per incident however many runs fail, and resolves on the next success", async () => {
     const rule = await s.root.post("/api/alerts/rules", {
