@@ -30,12 +30,17 @@ export interface NewEntry {
   after?: unknown;
 }
 
-/** Entries git sync commits: config categories, and app creation/removal. Start, stop, scale stay runtime-only. */
+/**
+ * Entries git sync commits: config categories, and app creation/removal. Start, stop, scale, backup runs and restores
+ * stay runtime-only.
+ */
 export function isSyncable(category: Category, action: string): boolean {
   switch (category) {
+    // runs and restores are runtime events; only config changes are desired state
+    case "backup":
+      return action.startsWith("config_");
     case "compose":
     case "endpoint":
-    case "backup":
     case "alert":
     case "webhook":
     case "registry":
