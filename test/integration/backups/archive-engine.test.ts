@@ -2,9 +2,12 @@
  * The archive reader against its real consumer, the Docker engine's archive endpoints (Go's archive/tar): every
  * benign spelling the reader accepts is extracted by the engine into the entries the reader listed (names, types,
  * sizes), and the tar the engine writes back for that directory is itself accepted and lists the same entries.
+ * A seeded fuzz mutates header fields of a benign archive (checksums fixed up): whatever the reader accepts, the
+ * engine extracts into exactly the entries it listed. SUNDECK_FUZZ_SEED and SUNDECK_FUZZ_CASES change the run; SUNDECK_FUZZ_DUMP=<dir> keeps the archives that differ.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { checkedTar, type TarEntry, tarEntries } from "../../../src/modules/backups/archive/vet";
+import { posix } from "node:path";
+import { ArchiveRefused, checkedTar, type TarEntry, tarEntries } from "../../../src/modules/backups/archive/vet";
 import { docker, ensureTestImages, removeProject, requireDocker, TEST_IMAGES, uniqueName } from "../../helpers/docker";
 import { concat, gnuLong, gzip, header, member, pax, streamOf, tar } from "../../helpers/tar-corpus";
 
@@ -61,7 +64,8 @@ function spellings(): Uint8Array {
   );
 }
 
-const norm = (e: TarEntry) => ({ name: e.name.replace(/^\.\//, "").replace(/\/$/, ""), type: e.type, size: e.size });
+/** A name as an extractor resolves it (`./a//b/` is `a/b`), with its type and size. */
+const norm = (e: TarEntry) => ({ name: posix.normalize(e.name).replace(/^\.\/|\/$/g, ""), type: e.type, size: e.size });
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 /** The entries plus the parent directories an extractor creates for them (and writes back). */
@@ -113,4 +117,91 @@ describe("the engine reads what the reader accepted", () => {
     expect(engine.find((e) => e.name === "spell/ustar-prefix/spell")?.size).toBe(7);
     expect(engine.find((e) => e.name === "spell/version/vx")?.size).toBe(2);
   }, 60_000);
+});
+
+/** Header fields the fuzz pokes: name, size, type, link name, magic, version, prefix (and GNU times), star trailer. */
+const FIELDS: Array<[number, number]> = [
+  [0, 100],
+  [124, 12],
+  [156, 1],
+  [157, 100],
+  [257, 6],
+  [263, 2],
+  [345, 155],
+  [345, 24],
+  [500, 12],
+  [508, 4],
+];
+/** Bytes that mean something to some reader: NUL, separators, dots, digits, type letters, high bytes. */
+const ALPHABET = [0, 0x2f, 0x2e, 0x61, 0x30, 0x37, 0x20, 0x5c, 0x80, 0xff, 0x35, 0x78, 0x4c, 0x67];
+
+function fuzzBase(dir: string): Uint8Array {
+  return tar(
+    member({ name: `${dir}/`, type: "5" }),
+    member({ name: `${dir}/a.txt` }, "hello"),
+    member({ name: "b", prefix: `${dir}/pre` }, "pp"),
+    pax({ path: `${dir}/paxname` }),
+    member({ name: `${dir}/short` }, "x"),
+    gnuLong(`${dir}/${"g".repeat(120)}`),
+    member({ name: `${dir}/gg`, format: "gnu" }, "y"),
+    member({ name: `${dir}/old`, type: "\0" }, "z"),
+    member({ name: `${dir}/gnu-plain`, format: "gnu" }, "w"),
+  );
+}
+
+describe("fuzz against the engine", () => {
+  it("extracts exactly what the reader listed from every mutated archive it accepts", async () => {
+    let seed = Number(process.env.SUNDECK_FUZZ_SEED ?? 20261127);
+    const cases = Number(process.env.SUNDECK_FUZZ_CASES ?? 40);
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    let accepted = 0;
+    const diffs: string[] = [];
+    for (let i = 0; i < cases; i++) {
+      const dir = `fz${i}`;
+      const a = fuzzBase(dir);
+      const headers: number[] = [];
+      for (let off = 0; off + 512 <= a.length - 1024; off += 512) if (a[off + 257] === 0x75) headers.push(off);
+      for (let m = 1 + rnd(3); m > 0; m--) {
+        const off = headers[rnd(headers.length)];
+        const [from, len] = FIELDS[rnd(FIELDS.length)];
+        // scattered bytes, or a run from the field's start (a NUL-terminated field only changes from its start)
+        const run = rnd(2) === 0;
+        for (let k = 0, n = 1 + rnd(4); k < n; k++)
+          a[off + from + (run ? k % len : rnd(len))] = ALPHABET[rnd(run ? ALPHABET.length - 1 : ALPHABET.length) + (run ? 1 : 0)];
+        a.set(resum(a.subarray(off, off + 512)), off);
+      }
+      let mine: TarEntry[];
+      try {
+        mine = await list(a);
+      } catch (e) {
+        if (e instanceof ArchiveRefused) continue;
+        throw e;
+      }
+      accepted++;
+      // extract into a fresh directory of the container, then read the whole of it back
+      const home = `/tmp/case${i}`;
+      const mk = Bun.spawn(["docker", "cp", "-", `${container}:/tmp`], { stdin: tar(member({ name: `case${i}/`, type: "5" })) });
+      expect(await mk.exited).toBe(0);
+      const passed = await Bun.readableStreamToBytes(checkedTar(streamOf(a), { maxBytes: CAP }));
+      const put = Bun.spawn(["docker", "cp", "-", `${container}:${home}`], { stdin: passed, stderr: "pipe" });
+      const putCode = await put.exited;
+      const got = Bun.spawn(["docker", "cp", `${container}:${home}`, "-"], { stdout: "pipe" });
+      const back = await list(new Uint8Array(await new Response(got.stdout).arrayBuffer()));
+      const want = new Set(withParents(mine.map(norm)).map((e) => `case${i}/${e.name}`));
+      want.add(`case${i}`);
+      const engine = new Set(back.map((e) => norm(e).name));
+      const extra = [...engine].filter((n) => !want.has(n));
+      const missing = [...want].filter((n) => !engine.has(n));
+      if ((putCode !== 0 || extra.length || missing.length) && process.env.SUNDECK_FUZZ_DUMP)
+        await Bun.write(`${process.env.SUNDECK_FUZZ_DUMP}/case-${i}.tar`, a);
+      if (putCode !== 0 || extra.length || missing.length)
+        diffs.push(`case ${i}: put ${putCode} ${await new Response(put.stderr).text()} extra ${extra} missing ${missing}`);
+    }
+    expect(diffs).toEqual([]);
+    // the mutations are not all refused: the fuzz really reaches the engine
+    expect(accepted).toBeGreaterThan(cases / 5);
+  }, 300_000);
 });

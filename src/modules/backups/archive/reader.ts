@@ -212,6 +212,8 @@ export class TarReader {
     const pax = this.pax;
     const name = pax?.get("path") ?? this.longName ?? h.name;
     this.entryName = name;
+    // Go takes the GNU long name over a pax path, GNU tar the pax path (found by the engine fuzz): never both
+    if (this.longName !== null && pax?.has("path")) throw new ArchiveRefused(name, "both a gnu long name and a pax path");
     const empty = nameProblem(name);
     if (empty) throw new ArchiveRefused(name, empty);
     if (h.hiddenName) throw new ArchiveRefused(name, "NUL in name");

@@ -281,6 +281,12 @@ const CASES: Case[] = [
     entry: "../../x",
     rule: "parent directory segment",
   },
+  {
+    what: "GNU long name and pax path on one entry",
+    parts: [gnuLong("pp"), pax({ path: "other" }), member({ name: "x" }, "x")],
+    entry: "other",
+    rule: "both a gnu long name and a pax path",
+  },
   // checksums, numbers, truncation
   {
     what: "bad checksum",
