@@ -9,7 +9,8 @@
  * write) to send EOF). fetch cannot do that, so the request is written by hand on a node:net socket opened with
  * `allowHalfOpen`, which keeps reading after we end our side.
  */
-import { connect, type Socket } from "node:net";
+import type { Socket } from "node:net";
+import { messageOf, openSocket, rawGet } from "./raw-http";
 import type { EngineTransport } from "./transport";
 import { EngineError } from "./types";
 
@@ -129,9 +130,8 @@ export async function getArchive(
   path: string,
   signal?: AbortSignal,
 ): Promise<ReadableStream<Uint8Array>> {
-  const res = await http.stream("GET", `/containers/${encodeURIComponent(id)}/archive`, { query: { path }, signal });
-  if (!res.body) throw new EngineError(500, `archive of ${path} came without a body`);
-  return res.body;
+  // not fetch: see raw-http.ts (Bun's fetch reads these chunked bodies 10x slower than the socket delivers them)
+  return rawGet(http, `/containers/${encodeURIComponent(id)}/archive?${new URLSearchParams({ path })}`, signal);
 }
 
 /** Extract a tar stream into `path`, an existing directory of the container (running or stopped). */
@@ -224,12 +224,6 @@ async function hijack(
   });
 }
 
-function openSocket(http: EngineTransport): Socket {
-  if (http.target.socketPath) return connect({ path: http.target.socketPath, allowHalfOpen: true });
-  const u = new URL(http.target.baseUrl);
-  return connect({ host: u.hostname, port: Number(u.port || 2375), allowHalfOpen: true });
-}
-
 /** Write the stdin stream to the socket with backpressure, then half-close (EOF for the command). */
 async function pumpStdin(stdin: ReadableStream<Uint8Array>, socket: Socket): Promise<void> {
   const reader = stdin.getReader();
@@ -311,13 +305,4 @@ function keepTail(kept: Uint8Array, more: Uint8Array, cap: number): Uint8Array {
   all.set(kept, 0);
   all.set(more, kept.length);
   return all.length > cap ? all.slice(all.length - cap) : all;
-}
-
-function messageOf(text: string): string {
-  const t = text.trim();
-  try {
-    return String(JSON.parse(t)?.message ?? t).trim();
-  } catch {
-    return t;
-  }
 }

@@ -56,7 +56,8 @@ export class ByteReader {
         continue;
       }
       const take = Math.min(left, this.buf.length);
-      const out = this.buf.slice(0, take);
+      // a view, not a copy: the buffer is never written to, only replaced
+      const out = this.buf.subarray(0, take);
       this.buf = this.buf.subarray(take);
       left -= take;
       yield out;
@@ -89,15 +90,29 @@ export async function readTar(
   stream: ReadableStream<Uint8Array>,
   onEntry: (e: TarEntry, body: AsyncIterable<Uint8Array>) => Promise<void>,
 ): Promise<void> {
+  for await (const { entry, body } of tarEntries(stream)) await onEntry(entry, body);
+}
+
+/**
+ * The entries of a tar stream in order, each with its body; what a consumer leaves of a body is skipped when it asks
+ * for the next entry. Leaving the loop early cancels the stream.
+ */
+export async function* tarEntries(
+  stream: ReadableStream<Uint8Array>,
+): AsyncGenerator<{ entry: TarEntry; body: AsyncIterable<Uint8Array> }> {
   const r = new ByteReader(stream);
   let pax: Record<string, string> = {};
   let global: Record<string, string> = {};
   let longName: string | null = null;
   let longLink: string | null = null;
+  let finished = false;
   try {
     for (;;) {
       const h = await r.exact(BLOCK);
-      if (!h || h.every((b) => b === 0)) return;
+      if (!h || h.every((b) => b === 0)) {
+        finished = true;
+        return;
+      }
       const type = String.fromCharCode(h[156] || 48);
       const rawSize = numeric(h, 124, 12);
       if (type === "x" || type === "g" || type === "L" || type === "K") {
@@ -135,13 +150,16 @@ export async function readTar(
       const hasBody = type === "0" || type === "7" || type === "\0";
       let consumed = 0;
       const body = hasBody ? counted(r.chunks(size), (n) => (consumed += n)) : empty();
-      await onEntry(entry, body);
+      yield { entry, body };
       // what the consumer left of the body is skipped, with the padding
       if (hasBody) await r.skip(size - consumed + padding(size));
     }
   } catch (e) {
+    finished = true;
     r.cancel(e);
     throw e;
+  } finally {
+    if (!finished) r.cancel();
   }
 }
 

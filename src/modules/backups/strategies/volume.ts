@@ -12,7 +12,7 @@
 import { posix } from "node:path";
 import type { BackupContainer, OpControl } from "../types";
 import { type AppStrategy, metered, progress, requireStopped, type StrategyDeps, StrategyError } from "./run";
-import { END_OF_ARCHIVE, entryHeader, padding, readTar, streamOf, type TarEntry } from "./tar";
+import { END_OF_ARCHIVE, entryHeader, padding, readTar, streamOf, tarEntries } from "./tar";
 
 /** The top-level directory a mount's files go under in the archive. */
 export function mountKey(destination: string): string {
@@ -56,8 +56,7 @@ export function volumeStrategy(deps: StrategyDeps): AppStrategy {
         for (const m of mounts) {
           const base = posix.basename(m.destination) || "/";
           const tar = await engine.getArchive(c.id, m.destination, ctl.signal);
-          // readTar calls back per entry; the generator hands the pieces on through a small queue
-          yield* entriesOf(tar, async function* (e, body) {
+          for await (const { entry: e, body } of tarEntries(tar)) {
             const name = rebase(e.name, base, m.key);
             if (name === null) throw new StrategyError(`volume: unexpected entry ${e.name} in the archive of ${m.destination}`);
             const link = e.type === "1" ? (rebase(e.linkname, base, m.key) ?? e.linkname) : e.linkname;
@@ -67,7 +66,7 @@ export function volumeStrategy(deps: StrategyDeps): AppStrategy {
               yield chunk;
             }
             if (e.size && (e.type === "0" || e.type === "\0" || e.type === "7")) yield new Uint8Array(padding(e.size));
-          });
+          }
         }
         yield END_OF_ARCHIVE;
       }
@@ -115,51 +114,4 @@ export function volumeStrategy(deps: StrategyDeps): AppStrategy {
       }
     },
   };
-}
-
-/**
- * The chunks `each` yields for every entry of `tar`, as one generator: readTar pushes entries, this pulls them, with
- * a one-slot hand-off so nothing more than a chunk is held.
- */
-async function* entriesOf(
-  tar: ReadableStream<Uint8Array>,
-  each: (e: TarEntry, body: AsyncIterable<Uint8Array>) => AsyncGenerator<Uint8Array>,
-): AsyncGenerator<Uint8Array> {
-  type Slot = { chunk: Uint8Array; taken: () => void } | { end: true } | { error: unknown };
-  let deliver: ((s: Slot) => void) | null = null;
-  const slots: Slot[] = [];
-  const put = (s: Slot) => {
-    if (deliver) {
-      const d = deliver;
-      deliver = null;
-      d(s);
-    } else slots.push(s);
-  };
-  const next = () => (slots.length ? Promise.resolve(slots.shift()!) : new Promise<Slot>((res) => (deliver = res)));
-  let stopped = false;
-  readTar(tar, async (e, body) => {
-    for await (const chunk of each(e, body)) {
-      if (stopped) throw new Error("stopped");
-      await new Promise<void>((taken) => put({ chunk, taken }));
-    }
-  }).then(
-    () => put({ end: true }),
-    (error) => put({ error }),
-  );
-  let waiting: (() => void) | null = null;
-  try {
-    for (;;) {
-      const s = await next();
-      if ("end" in s) return;
-      if ("error" in s) throw s.error;
-      waiting = s.taken;
-      yield s.chunk;
-      waiting = null;
-      s.taken();
-    }
-  } finally {
-    // a consumer that stopped early: the reader side wakes, sees `stopped`, and cancels the engine's stream
-    stopped = true;
-    waiting?.();
-  }
 }
