@@ -18,6 +18,8 @@ export interface SchedulerDeps {
   log: Log;
   /** Start a run; false when it did not (one runs already, or the app is gone). */
   fire(c: ConfigRow, trigger: "schedule" | "missed"): boolean;
+  /** A due time passed without its run: skipped (one still going) or missed (the server was down). */
+  missed(c: ConfigRow, dueIso: string, why: string): void;
 }
 
 /** The cron of a config, or null without a (valid) schedule. */
@@ -66,7 +68,10 @@ export function createScheduler(d: SchedulerDeps) {
     // a long wait is cut into pieces; the clock decides whether the due time has come
     if (d.clock.now() >= due) {
       d.repo.updateConfig(id, { lastScheduledAt: iso(due) });
-      if (!d.fire(c, "schedule")) d.log.warn("scheduled backup skipped: a run is still going or the app is gone", { config: id });
+      if (!d.fire(c, "schedule")) {
+        d.log.warn("scheduled backup skipped: a run is still going or the app is gone", { config: id });
+        d.missed(c, iso(due), "skipped: the previous run was still going");
+      }
     }
     arm(d.repo.config(id) ?? c);
   };
@@ -100,6 +105,7 @@ export function createScheduler(d: SchedulerDeps) {
         // the latest due time passed stands for all of them: one run, not one per missed slot
         const latest = cron.previousRuns(1, new Date(now + 1))[0] ?? next;
         d.repo.updateConfig(c.id, { lastScheduledAt: iso(latest.getTime()) });
+        d.missed(c, iso(next.getTime()), "missed while the server was down; running it now");
         if (d.fire(c, "missed")) fired.push(c.id);
       }
       return fired;

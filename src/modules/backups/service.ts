@@ -34,6 +34,17 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
     log: d.log,
     // a removed app's configs stay (their archives are still restorable by id) but are not run
     fire: (c, t) => (c.appSlug === null || d.services(c.appSlug) !== null) && runner.start(c, t) !== null,
+    // a missed or skipped due time is a backup that did not happen: the alert fires (the next success resolves it)
+    missed: (c, due, why) => {
+      if (!c.appSlug || d.services(c.appSlug) === null) return;
+      const subject = `${c.appSlug}/${c.service ?? "state"} ${c.strategy}`;
+      d.alerts.raise({
+        kind: "backup_failed",
+        app_slug: c.appSlug,
+        subject,
+        message: `scheduled backup ${subject} of ${due} ${why}`,
+      });
+    },
   });
   const configs = createConfigs({ ...d, nextRunAt: (r) => scheduler.nextRunAt(r), changed: (id) => scheduler.reload(id) });
 

@@ -181,6 +181,13 @@ describe("schedules", () => {
     expect(runs[0]).toMatchObject({ trigger: "missed", status: "succeeded" });
     expect(w.repo.config(c.id)!.lastScheduledAt).toBe(iso(Date.parse("2026-11-22T17:00:00Z")));
     expect(w.backups.runMissed()).toEqual([]);
+    // the missed due time raised the alert, the catch-up run's success resolved it
+    expect(w.raised).toEqual([
+      expect.objectContaining({
+        message: expect.stringContaining("of 2026-11-22T13:00:00.000Z missed while the server was down"),
+      }),
+      expect.objectContaining({ ok: true }),
+    ]);
   });
 
   it("fires a schedule on its timer with the real clock, and stops firing once disabled", async () => {
