@@ -68,7 +68,8 @@ export async function execIn(http: EngineTransport, id: string, o: ExecOptions):
   streamEnd.catch(() => {});
   const frames = new FrameSplitter((kind, payload) => {
     if (kind === 2) stderr = keepTail(stderr, payload, cap);
-    else if (kind === 1) out.enqueue(payload.slice());
+    // a view of the socket's chunk, not a copy: node:net hands a fresh buffer per read
+    else if (kind === 1) out.enqueue(payload);
   });
   let out!: ReadableStreamDefaultController<Uint8Array>;
   const stdout = new ReadableStream<Uint8Array>(

@@ -3,7 +3,7 @@
  * (the replication SYNC: no file left in the container, no BGSAVE to wait for). Restore writes the RDB over the
  * server's dump file while the service is stopped (`needsStop`): Redis loads it on start. A running Redis would
  * overwrite the file at shutdown, so restoring into a running container is refused. The password, when the
- * environment has one (REDIS_PASSWORD), travels as REDISCLI_AUTH, never in argv.
+ * environment (REDIS_PASSWORD) or the command (`--requirepass`) has one, travels as REDISCLI_AUTH, never in argv.
  *
  * Redis with `appendonly yes` loads the AOF, not the RDB, on start: a restore refuses when an AOF is present.
  */
@@ -12,6 +12,7 @@ import type { BackupContainer, OpControl } from "../types";
 import {
   type AppStrategy,
   envOf,
+  execOk,
   execOutput,
   ownerOf,
   PATH_LABEL,
@@ -25,6 +26,9 @@ import { concatStreams, END_OF_ARCHIVE, fileHeader, padding } from "./tar";
 /** `redis-cli --rdb -` (7.0) writes the 40-byte EOF mark of the diskless transfer after the RDB: held back, dropped. */
 const MARK = 40;
 
+/** The client of Redis and of its forks; Valkey and KeyDB images name theirs after themselves. */
+const CLIS = ["redis-cli", "valkey-cli", "keydb-cli"];
+
 /** The redis strategy. */
 export function redisStrategy(deps: StrategyDeps): AppStrategy {
   return {
@@ -32,9 +36,17 @@ export function redisStrategy(deps: StrategyDeps): AppStrategy {
     extension: ".rdb.gz",
     needsStop: true,
     async dump(c: BackupContainer, ctl: OpControl) {
-      const password = envOf(c, "REDIS_PASSWORD");
+      const info = await deps.engine.inspect(c.id);
+      const password = envOf(c, "REDIS_PASSWORD") || commandArg(info, "requirepass");
       const env = password ? [`REDISCLI_AUTH=${password}`] : [];
-      const out = await execOutput(deps.engine, c, "redis-cli --rdb", ["redis-cli", "--rdb", "-"], env, ctl);
+      let cli = "redis-cli";
+      for (const name of CLIS) {
+        if (await execOk(deps.engine, c, [name, "--version"])) {
+          cli = name;
+          break;
+        }
+      }
+      const out = await execOutput(deps.engine, c, `${cli} --rdb`, [cli, "--rdb", "-"], env, ctl);
       return out.pipeThrough(dropEofMark());
     },
     async restore(c: BackupContainer, data: ReadableStream<Uint8Array>, ctl: OpControl) {
@@ -62,16 +74,19 @@ export function redisStrategy(deps: StrategyDeps): AppStrategy {
 export function rdbPath(info: any): string {
   const label = info?.Config?.Labels?.[PATH_LABEL];
   if (label) return label;
-  const args: string[] = [...(info?.Config?.Entrypoint ?? []), ...(info?.Config?.Cmd ?? [])];
-  const arg = (name: string) => {
-    const i = args.indexOf(`--${name}`);
-    return i >= 0 ? args[i + 1] : undefined;
-  };
+  const arg = (name: string) => commandArg(info, name);
   const dir = arg("dir") ?? (info?.Config?.WorkingDir || "/data");
   return posix.join(
     posix.isAbsolute(dir) ? dir : posix.join(info?.Config?.WorkingDir || "/", dir),
     arg("dbfilename") ?? "dump.rdb",
   );
+}
+
+/** The value after `--name` in the container's entrypoint and command, if any. */
+function commandArg(info: any, name: string): string | undefined {
+  const args: string[] = [...(info?.Config?.Entrypoint ?? []), ...(info?.Config?.Cmd ?? [])];
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
 }
 
 /** A tar stream of one file of known size. */
