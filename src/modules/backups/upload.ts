@@ -49,11 +49,24 @@ export async function spoolMultipart(
   let state: "preamble" | "after-boundary" | "headers" | "data" | "done" = "preamble";
   let total = 0;
 
+  // small reads (a trickling client) are gathered into 64 KiB writes
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const flush = async () => {
+    if (!out || pendingBytes === 0) return;
+    const data = Buffer.concat(pending);
+    pending = [];
+    pendingBytes = 0;
+    if (!out.write(data)) await once(out, "drain");
+  };
   const emit = async (data: Buffer) => {
     if (data.length === 0) return;
     if (out) {
       fileBytes = (fileBytes ?? 0) + data.length;
-      if (!out.write(data)) await once(out, "drain");
+      // a copy: `data` is a view of the read buffer, which is replaced as parsing goes on
+      pending.push(Buffer.from(data));
+      pendingBytes += data.length;
+      if (pendingBytes >= 64 * 1024) await flush();
     } else if (field) {
       field.size += data.length;
       if (field.size > MAX_FIELD) throw badRequest(`field ${field.name} is too long`);
@@ -62,6 +75,7 @@ export async function spoolMultipart(
   };
   const endPart = async () => {
     if (out) {
+      await flush();
       const o = out;
       out = null;
       o.end();

@@ -35,11 +35,13 @@ describe("the upload reader", () => {
 
   for (const size of [1, 7, 70, 4096, 1 << 20]) {
     it(`writes the file byte for byte and returns the fields, in chunks of ${size}`, async () => {
-      const { type, bytes } = await encode({ strategy: "volume", container: "web-1" }, file);
+      // tiny chunks on a smaller file: one write per byte is slow, not wrong
+      const f = size < 64 ? file.subarray(0, 4000) : file;
+      const { type, bytes } = await encode({ strategy: "volume", container: "web-1" }, f);
       const dest = join(tempDir(), "upload.bin");
       const r = await spoolMultipart(chunked(bytes, size), type, dest, 32 << 20);
-      expect(r).toEqual({ fields: { strategy: "volume", container: "web-1" }, fileBytes: file.length });
-      expect(new Uint8Array(readFileSync(dest))).toEqual(file);
+      expect(r).toEqual({ fields: { strategy: "volume", container: "web-1" }, fileBytes: f.length });
+      expect(new Uint8Array(readFileSync(dest))).toEqual(f);
       expect(statSync(dest).mode & 0o777).toBe(0o600);
     });
   }
