@@ -62,6 +62,12 @@ db="\${MARIADB_DATABASE:-$MYSQL_DATABASE}"
   echo "CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY '$pw';"
   echo "GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION;"
   if [ -n "$db" ]; then echo "CREATE DATABASE IF NOT EXISTS \\\`$db\\\`;"; fi
+  user="\${MARIADB_USER:-$MYSQL_USER}"
+  upw="\${MARIADB_PASSWORD:-$MYSQL_PASSWORD}"
+  if [ -n "$user" ]; then
+    echo "CREATE USER IF NOT EXISTS '$user'@'%' IDENTIFIED BY '$upw';"
+    echo "GRANT ALL ON \\\`$db\\\`.* TO '$user'@'%';"
+  fi
 } > /tmp/init.sql
 mkdir -p /run/mysqld
 exec mariadbd --no-defaults --user=root --datadir=/var/lib/mysql --socket=/run/mysqld/mysqld.sock \\
@@ -170,6 +176,17 @@ const SPECS: Record<DbImageKind, DbSpec> = {
 };
 
 const building = new Map<DbImageKind, Promise<string>>();
+const RECIPE_LABEL = "io.sundeck.test.recipe";
+
+async function labelOf(ref: string, label: string): Promise<string> {
+  const p = Bun.spawn(["docker", "image", "inspect", "--format", `{{index .Config.Labels "${label}"}}`, ref], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const out = await new Response(p.stdout).text();
+  await p.exited;
+  return out.trim();
+}
 
 /** Build the image of `kind` unless it is present (or `force`); resolves to its reference. Once per process. */
 export function ensureDbImage(kind: DbImageKind, opts: { force?: boolean } = {}): Promise<string> {
@@ -184,9 +201,11 @@ export function ensureDbImage(kind: DbImageKind, opts: { force?: boolean } = {})
 
 async function build(kind: DbImageKind, force: boolean): Promise<string> {
   const ref = DB_IMAGES[kind];
-  const previous = await imageId(ref);
-  if (previous && !force) return ref;
   const spec = SPECS[kind];
+  // an image built from an older recipe (another entry script) is rebuilt: the recipe's hash is a label of the image
+  const recipe = Bun.hash(JSON.stringify(spec.changes) + spec.fill.toString() + PG_ENTRY + MARIADB_ENTRY + SLEEPER).toString(16);
+  const previous = await imageId(ref);
+  if (previous && !force && (await labelOf(ref, RECIPE_LABEL)) === recipe) return ref;
   for (const [file, pkg] of spec.needs) {
     if (!existsSync(file)) throw new Error(`${file} not found: install the Debian package ${pkg} to build ${ref}`);
   }
@@ -200,7 +219,7 @@ async function build(kind: DbImageKind, force: boolean): Promise<string> {
       makeRootfs(root);
     }
     await spec.fill(root);
-    await importRootfs(root, ref, spec.changes, true);
+    await importRootfs(root, ref, [...spec.changes, `LABEL ${RECIPE_LABEL}=${recipe}`], true);
     if (previous) Bun.spawnSync(["docker", "image", "rm", previous]);
     return ref;
   } finally {

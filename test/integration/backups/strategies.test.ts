@@ -121,6 +121,21 @@ describe("mysql", () => {
     await restoreFrom(strategies.mysql, c, file);
     expect((await sql("select count(*), max(id) from app.items")).trim()).toBe("3000\t3000");
   }, 120_000);
+  it("dumps the one database of MYSQL_USER when no root password is in the environment", async () => {
+    const id = await run("mariadb", ["-e", "MYSQL_USER=app", "-e", "MYSQL_PASSWORD=apppw", "-e", "MYSQL_DATABASE=shop"]);
+    const sql = (q: string) => sh(id, ["mariadb", "-uapp", "-N", "shop", "-e", q], ["MYSQL_PWD=apppw"]);
+    await ready("mariadb", () => sql("select 1"));
+    await sql("create table orders(id int primary key); insert into orders values (1), (2), (3)");
+    const c = await container(id);
+    const file = await dumpTo(strategies.mysql, c, "shop.sql");
+    const text = readFileSync(file, "utf8");
+    expect(text).toContain("CREATE DATABASE");
+    expect(text).not.toContain("`mysql`");
+
+    await sql("drop table orders");
+    await restoreFrom(strategies.mysql, c, file);
+    expect((await sql("select count(*) from orders")).trim()).toBe("3");
+  }, 120_000);
 });
 
 describe("redis", () => {
