@@ -92,7 +92,7 @@ export function fakeContainers(): FakeContainers {
     starts: [],
     codeOf: () => 0,
     find: async (_slug, service) => fakeContainer(service),
-    running: async () => [],
+    running: async (_slug, service) => [fakeContainer(service)],
     byName: async (_slug, name) => ({ ...fakeContainer(name.split("-")[2] ?? name), name }),
     exec: async (_c, cmd, signal) => {
       f.execs.push(cmd);

@@ -12,8 +12,11 @@ import type { BackupContainer } from "./types";
 
 /** What the runner and the restorer need of Docker. */
 export interface ServiceContainers {
-  /** The running container of an app service (the first replica), or an error naming what is missing. */
-  find(slug: string, service: string): Promise<BackupContainer>;
+  /**
+   * The running container of an app service (the first replica), or an error naming what is missing. With
+   * `stopped`, a stopped one will do when none runs (a restore that needs the service stopped anyway).
+   */
+  find(slug: string, service: string, o?: { stopped?: boolean }): Promise<BackupContainer>;
   /** The running containers of an app service (every replica). */
   running?(slug: string, service: string): Promise<BackupContainer[]>;
   /** A container of the app by name (upload-restore's `container`), running or not. */
@@ -63,14 +66,14 @@ export function createServiceContainers(docker: DockerHandle, runner: CommandRun
     if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}): ${r.output.trim().split("\n").pop() ?? ""}`);
   };
   return {
-    async find(slug, service) {
+    async find(slug, service, o = {}) {
       const e = engine();
-      const list = await e.containers({ project: projectName(slug) });
-      const running = list
-        .filter((c) => c.service === service && c.state === "running")
+      const list = (await e.containers({ project: projectName(slug) }))
+        .filter((c) => c.service === service)
         .sort((a, b) => (a.number ?? 0) - (b.number ?? 0));
-      if (running.length === 0) throw new Error(`no running container of service ${service}`);
-      return toBackupContainer(await e.inspect(running[0].id));
+      const pick = list.find((c) => c.state === "running") ?? (o.stopped ? list[0] : undefined);
+      if (!pick) throw new Error(`no running container of service ${service}`);
+      return toBackupContainer(await e.inspect(pick.id));
     },
     async running(slug, service) {
       const e = engine();

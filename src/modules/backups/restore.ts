@@ -122,9 +122,12 @@ export function createRestorer(d: BackupDeps & { activity: Activity }) {
       // an upload was vetted before its 202; a stored run's archive is read in full here, before anything is stopped
       const tar = p.runId !== null ? await vet(p.strategy.id, p.open) : await isTar(p.strategy.id, p.open, d.maxRestoreBytes);
       if (stop) {
-        // every running replica of the service, the target first: none may write while the data is replaced
-        const others = p.container.service && d.containers.running ? await d.containers.running(p.slug, p.container.service) : [];
-        for (const c of [p.container, ...others.filter((o) => o.id !== p.container.id)]) {
+        // every running replica of the service, the target first: none may write while the data is replaced; only
+        // what was running is stopped, and so started again (a service stopped on purpose stays stopped)
+        const up =
+          p.container.service && d.containers.running ? await d.containers.running(p.slug, p.container.service) : [p.container];
+        const target = up.some((c) => c.id === p.container.id) ? [p.container] : [];
+        for (const c of [...target, ...up.filter((o) => o.id !== p.container.id)]) {
           stopped.push(c);
           await d.containers.stop(c);
         }

@@ -15,7 +15,7 @@ import { createConfigs } from "./configs";
 import { type BackupDeps, specOf } from "./deps";
 import { isStrategy } from "./model";
 import type { RestoreRow, RunRow } from "./repo";
-import { createRestorer, type Opener, STOP_STRATEGIES } from "./restore";
+import { createRestorer, needsStop, type Opener, STOP_STRATEGIES } from "./restore";
 import { createRunner } from "./runner";
 import { createScheduler } from "./scheduler";
 
@@ -198,7 +198,7 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
       const open: Opener = restorer.openRun(r, runSecret(r));
       const release = restorer.admit();
       try {
-        const container = await d.containers.find(r.appSlug, r.service ?? "").catch((e) => {
+        const container = await d.containers.find(r.appSlug, r.service ?? "", { stopped: needsStop(strategy) }).catch((e) => {
           throw e instanceof HttpError ? e : conflict((e as Error).message);
         });
         const row = restorer.start({ slug: r.appSlug, strategy, container, runId: r.id, open }, release, actor);
@@ -234,7 +234,7 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
         await restorer.vet(strategy.id, open);
         const container = fields.container
           ? await d.containers.byName(slug, fields.container)
-          : await d.containers.find(slug, serviceFor(slug, strategy.id)).catch((e) => {
+          : await d.containers.find(slug, serviceFor(slug, strategy.id), { stopped: needsStop(strategy) }).catch((e) => {
               throw e instanceof HttpError ? e : conflict((e as Error).message);
             });
         const row = restorer.start({ slug, strategy, container, runId: null, open, temp }, release, actor);

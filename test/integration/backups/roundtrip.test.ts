@@ -98,6 +98,20 @@ describe("a volume backup and restore on the real engine", () => {
     expect(await sh("ls /data")).toContain("pre-hook-ran");
   }, 90_000);
 
+  it("restores into a stopped app without starting it: the files are there once the app is started", async () => {
+    await sh("rm -rf /data/a.txt /data/sub");
+    expect((await s.root.post(`/api/apps/${SLUG}/stop`)).status).toBe(202);
+    await waitApp(s.root, SLUG, (a) => a.status === "stopped");
+    const r = await s.root.post(`/api/backups/runs/${runId}/restore`);
+    expect(r.status).toBe(202);
+    expect(await restoreDone(r.json.restore_id)).toMatchObject({ status: "succeeded", error: null });
+    expect((await dockerOk("inspect", "-f", "{{.State.Running}}", container)).trim()).toBe("false");
+    expect((await s.root.post(`/api/apps/${SLUG}/start`)).status).toBe(202);
+    await waitApp(s.root, SLUG, (a) => a.status === "running");
+    container = await containerName();
+    expect((await sh("cat /data/a.txt /data/sub/b.txt")).trim()).toBe("alpha\nbeta");
+  }, 90_000);
+
   it("restores the downloaded archive by upload, and refuses a hostile one with the volume untouched", async () => {
     const d = await fetch(`${s.url}/api/backups/runs/${runId}/download`, {
       headers: { authorization: `Bearer ${s.keyFor("root").key}` },
