@@ -11,7 +11,15 @@ import { loadConfig } from "../config/load";
 import type { Config } from "../config/schema";
 import { dbPathOf } from "../context";
 import { createSecrets, deriveKeys } from "../lib/crypto";
-import { checkStateFile, isGzip, replaceDatabase, StateRestoreError, unpackBeside } from "../modules/backups/state-restore";
+import {
+  checkStateFile,
+  isGzip,
+  type KnownRun,
+  replaceDatabase,
+  StateRestoreError,
+  settleRuns,
+  unpackBeside,
+} from "../modules/backups/state-restore";
 import { createTarget } from "../modules/backups/targets";
 import type { BackupTarget } from "../shared/backups";
 import { CliError } from "./errors";
@@ -29,6 +37,8 @@ export interface StateRestored {
   sizeBytes: number;
   migrations: number;
   pending: string[];
+  /** Backup runs the snapshot caught in progress, settled so the server's recovery deletes none of their archives. */
+  settled: number;
 }
 
 /** The address the management API of `config` answers on, for the running-server check. */
@@ -55,7 +65,7 @@ async function runStream(
   config: Config,
   dbPath: string,
   runId: number,
-): Promise<{ data: ReadableStream<Uint8Array>; name: string; sha256: string | null }> {
+): Promise<{ data: ReadableStream<Uint8Array>; name: string; sha256: string | null; known: KnownRun }> {
   if (!existsSync(dbPath)) throw new CliError(`no database at ${dbPath} to find run ${runId} in: use --file`);
   let db: Database;
   try {
@@ -71,6 +81,8 @@ async function runStream(
     target_kind: string;
     target_json: string;
     sha256: string | null;
+    size_bytes: number | null;
+    finished_at: string | null;
     secret_enc: string | null;
     config_id: number | null;
   };
@@ -78,7 +90,7 @@ async function runStream(
   try {
     row = db
       .query<Row, [number]>(
-        `SELECT r.strategy, r.status, r.location, r.target_kind, r.target_json, r.sha256, r.config_id, c.secret_enc
+        `SELECT r.strategy, r.status, r.location, r.size_bytes, r.finished_at, r.target_kind, r.target_json, r.sha256, r.config_id, c.secret_enc
          FROM backup_runs r LEFT JOIN backup_configs c ON c.id = r.config_id WHERE r.id = ?`,
       )
       .get(runId);
@@ -109,7 +121,19 @@ async function runStream(
   } else target = { kind: "local" };
   const store = createTarget(target, { localDir: join(config.data_dir, "backups") });
   try {
-    return { data: await store.get(row.location), name: `run ${runId} (${row.target_kind} ${row.location})`, sha256: row.sha256 };
+    const known = {
+      id: runId,
+      location: row.location,
+      sizeBytes: row.size_bytes,
+      sha256: row.sha256,
+      finishedAt: row.finished_at,
+    };
+    return {
+      data: await store.get(row.location),
+      name: `run ${runId} (${row.target_kind} ${row.location})`,
+      sha256: row.sha256,
+      known,
+    };
   } catch (e) {
     throw new CliError(`cannot read run ${runId}: ${(e as Error).message}`);
   }
@@ -146,6 +170,7 @@ export async function restoreState(config: Config, origin: StateOrigin, now = Da
   let data: ReadableStream<Uint8Array>;
   let gzip: boolean;
   let from: string;
+  let known: KnownRun | null = null;
   if ("file" in origin) {
     if (!existsSync(origin.file)) throw new CliError(`no file ${origin.file}`);
     gzip = isGzip(origin.file);
@@ -157,14 +182,16 @@ export async function restoreState(config: Config, origin: StateOrigin, now = Da
     // runs are always stored gzipped (the runner compresses every source)
     gzip = true;
     from = r.name;
+    known = r.known;
   }
   const tmp = await unpackBeside(dbPath, data, gzip, config.backups.max_restore_bytes).catch((e) => {
     throw new CliError(`cannot restore from ${from}: ${(e as Error).message}`);
   });
   try {
     const info = checkStateFile(tmp);
+    const settled = settleRuns(tmp, known, new Date(now).toISOString());
     const { kept, sizeBytes } = replaceDatabase(dbPath, tmp, now);
-    return { from, dbPath, kept, sizeBytes, migrations: info.migrations.length, pending: info.pending };
+    return { from, dbPath, kept, sizeBytes, migrations: info.migrations.length, pending: info.pending, settled };
   } catch (e) {
     rmSync(tmp, { force: true });
     if (e instanceof StateRestoreError) throw new CliError(`cannot restore from ${from}: ${e.message}`);
@@ -176,6 +203,8 @@ export async function restoreState(config: Config, origin: StateOrigin, now = Da
 export function describeRestore(r: StateRestored): string {
   const lines = [`restored ${r.dbPath} from ${r.from} (${r.sizeBytes} bytes, ${r.migrations} migrations)`];
   lines.push(r.kept ? `the previous database is kept as ${r.kept}` : "there was no previous database");
+  if (r.settled)
+    lines.push(`${r.settled} backup runs in progress when the snapshot was taken were settled (their archives stay)`);
   if (r.pending.length)
     lines.push(`the server applies ${r.pending.length} newer migrations when it starts: ${r.pending.join(", ")}`);
   lines.push("start the server to use it");

@@ -94,6 +94,49 @@ export function checkStateFile(path: string, migrations: readonly Migration[] = 
   }
 }
 
+/** What the current database knows of the run a snapshot is restored from (`--run`). */
+export interface KnownRun {
+  id: number;
+  location: string;
+  sizeBytes: number | null;
+  sha256: string | null;
+  finishedAt: string | null;
+}
+
+/**
+ * Settle the backup runs a snapshot caught in progress (the state run that made it always is one). Left `running`,
+ * the server's recovery at start would mark them failed and delete their objects: the very archive being restored,
+ * or a good one finished after the snapshot. The run restored from takes its outcome from the current database; the
+ * others become failed runs that claim no object (their archives, if any, stay where they are). Returns how many
+ * were settled.
+ */
+export function settleRuns(path: string, known: KnownRun | null, nowIso: string): number {
+  const db = new Database(path, { readwrite: true, create: false });
+  try {
+    const has = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'backup_runs'").get();
+    if (!has) return 0;
+    let n = 0;
+    if (known) {
+      n += db
+        .query(
+          `UPDATE backup_runs SET status = 'succeeded', location = ?, size_bytes = ?, sha256 = ?, finished_at = ?, error = NULL
+           WHERE id = ? AND status = 'running'`,
+        )
+        .run(known.location, known.sizeBytes, known.sha256, known.finishedAt ?? nowIso, known.id).changes;
+    }
+    n += db
+      .query(
+        `UPDATE backup_runs SET status = 'failed', location = NULL, size_bytes = NULL, sha256 = NULL,
+           finished_at = COALESCE(finished_at, ?), error = 'in progress when the restored state snapshot was taken'
+         WHERE status = 'running'`,
+      )
+      .run(nowIso).changes;
+    return n;
+  } finally {
+    db.close(true);
+  }
+}
+
 /**
  * Copy a snapshot (gzip or plain SQLite) to a new 0600 temp file beside `dbPath`, at most `maxBytes` once
  * unpacked. Returns the temp path; the caller renames or removes it.

@@ -140,6 +140,34 @@ describe("sundeck restore-state", () => {
     expect(usernames(open(config))).toEqual(["alice"]);
   });
 
+  it("settles backup runs the snapshot caught in progress, so the server's recovery deletes none of their archives", async () => {
+    const config = testConfig();
+    const ctx = open(config);
+    await ctx.users.create({ username: "alice", password: PW, role: "super_admin" }, actor);
+    const target = createLocalTarget({ dir: join(config.data_dir, "backups") });
+    const key = "web/db/postgres-2026-11-27T03-00-00-000Z-r1.pgdump.gz";
+    await target.put(key, new Response("a dump finished after the snapshot").body!, {});
+    ctx.db.sqlite.run(
+      `INSERT INTO backup_runs (app_slug, strategy, service, target_kind, target_json, location, status, trigger, started_at)
+       VALUES ('web', 'postgres', 'db', 'local', '{}', ?, 'running', 'schedule', '2026-11-27T03:00:00Z')`,
+      [key],
+    );
+    const file = await snapshot(ctx);
+    stop(ctx);
+
+    const r = await restoreState(config, { file }, NOW);
+    expect(r.settled).toBe(1);
+    expect(describeRestore(r)).toContain(
+      "1 backup runs in progress when the snapshot was taken were settled (their archives stay)",
+    );
+    const after = open(config);
+    await after.backups.recover();
+    expect(after.db.sqlite.query("SELECT status, location, error FROM backup_runs").all()).toEqual([
+      { status: "failed", location: null, error: "in progress when the restored state snapshot was taken" },
+    ]);
+    expect(existsSync(join(config.data_dir, "backups", key))).toBe(true);
+  });
+
   describe("refuses, leaving the database as it was", () => {
     async function refused(make: (dir: string) => string | Promise<string>, reason: string | RegExp) {
       const { config, ctx } = await changedAfterSnapshot();

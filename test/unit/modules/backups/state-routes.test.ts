@@ -8,6 +8,7 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { restoreState } from "../../../../src/cli/restore-state";
 import type { Config } from "../../../../src/config/schema";
@@ -121,6 +122,13 @@ describe("state backup runs", () => {
       const names = ctx.users.list().map((u) => u.username);
       expect(names).toContain("before");
       expect(names).not.toContain("after");
+      // the snapshot caught its own run in progress: restored, that run is the succeeded one it came from, so the
+      // server's recovery at start (which deletes the objects of interrupted runs) leaves its archive alone
+      expect(r.settled).toBe(1);
+      await ctx.backups.recover();
+      const back = ctx.backups.runRow(run.id);
+      expect([back.status, back.sha256, back.location]).toEqual(["succeeded", run.sha256, expect.stringContaining("_sundeck/")]);
+      expect(existsSync(join(s.ctx.config.data_dir, "backups", back.location!))).toBe(true);
     } finally {
       ctx.db.sqlite.close(true);
     }
