@@ -5,7 +5,6 @@
  */
 import { gunzipCapped, peek } from "./gunzip";
 import { type TarEntry, TarReader } from "./reader";
-import { ArchiveRefused } from "./refused";
 
 export { gunzipCapped } from "./gunzip";
 export type { TarEntry } from "./reader";
@@ -126,7 +125,8 @@ export function checkedTar(src: ReadableStream<Uint8Array>, opts: VetOptions): R
           }
         } catch (e) {
           reader?.cancel(e).catch(() => {});
-          c.error(e instanceof ArchiveRefused ? e : new ArchiveRefused(null, `unreadable archive: ${String(e)}`));
+          // a refusal is the client's to read; a failing source (disk, S3) stays a server error with its detail logged
+          c.error(e);
         }
       },
       cancel: (why) => (reader ? reader.cancel(why) : src.cancel(why)),

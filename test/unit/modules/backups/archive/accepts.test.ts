@@ -4,7 +4,7 @@
  * end-of-archive marker (ignored, as GNU tar and Go do, and not passed on), a tar split across gzip members.
  */
 import { describe, expect, it } from "bun:test";
-import { checkedTar, tarEntries, vetArchive } from "../../../../../src/modules/backups/archive/vet";
+import { ArchiveRefused, checkedTar, tarEntries, vetArchive } from "../../../../../src/modules/backups/archive/vet";
 import { concat, END, gzip, header, member, pax, streamOf, tar } from "../../../../helpers/tar-corpus";
 
 const CAP = 1024 ** 3;
@@ -118,5 +118,22 @@ describe("accepted spellings", () => {
     await r.read();
     await r.cancel();
     expect(cancelled).toBe(true);
+  });
+
+  it("lets a failing source surface as its own error, not as a refusal (a 500 with its detail logged, not a 400)", async () => {
+    const broken = () =>
+      new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(member({ name: "f" }, "x"));
+          c.error(new Error("disk on fire"));
+        },
+      });
+    await expect(vetArchive(broken(), { maxBytes: CAP, gzip: false })).rejects.toThrow("disk on fire");
+    const r = checkedTar(broken(), { maxBytes: CAP, gzip: false }).getReader();
+    const got = await (async () => {
+      for (;;) await r.read();
+    })().catch((e) => e);
+    expect(got).not.toBeInstanceOf(ArchiveRefused);
+    expect(String(got)).toContain("disk on fire");
   });
 });
