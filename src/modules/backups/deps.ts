@@ -32,6 +32,8 @@ export interface BackupDeps {
   target(spec: TargetSpec, secret: string | null): Target;
   /** Sundeck's own state as a source (configs with strategy `state`). */
   stateSource?: BackupSource;
+  /** Whether the app is stopped on purpose (recovery then leaves its containers stopped). */
+  appStopped?: (slug: string) => boolean;
   /** The compose services of an app, or null when there is no such app. */
   services(slug: string): string[] | null;
   /** What an app's services hold; empty until detection is built. */

@@ -118,7 +118,8 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
     }
     for (const r of d.repo.restoresIn("running")) {
       d.repo.updateRestore(r.id, { status: "failed", error: INTERRUPTED, finishedAt: iso(d.clock.now()) });
-      if (STOP_STRATEGIES.has(r.strategy) && r.container) {
+      // the container may have been stopped by the restore: started again unless the app is meant to be stopped
+      if (STOP_STRATEGIES.has(r.strategy) && r.container && !d.appStopped?.(r.appSlug)) {
         const c = { id: r.container, name: r.container, service: r.service ?? "", image: "", env: [], mounts: [] };
         await d.containers.start(c).catch((e) =>
           d.log.error("could not start a container an interrupted restore stopped", {

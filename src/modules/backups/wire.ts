@@ -65,6 +65,7 @@ export function wireBackups(w: BackupWiring) {
     strategy,
     target: (spec, secret) => createTarget({ ...spec, secret_key: secret ?? "" } as BackupTarget, { localDir }),
     stateSource: createStateSource({ db: w.db, dataDir: w.config.data_dir, log }),
+    appStopped: (slug) => Boolean(w.appRepo.bySlug(slug)?.stopped),
     services(slug) {
       const app = w.appRepo.bySlug(slug);
       return app ? w.appViews.view(app).services.map((s) => s.name) : null;
