@@ -44,6 +44,8 @@ export interface BackupDeps {
   tmpDir: string;
   maxRestoreBytes: number;
   maxConcurrentRestores: number;
+  /** Resolves once recovery at start is over; runs and restores wait for it before touching anything. */
+  ready?: () => Promise<void>;
   /** Hook deadline (15 min). */
   hookTimeoutMs?: number;
 }

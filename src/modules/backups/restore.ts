@@ -113,6 +113,7 @@ export function createRestorer(d: BackupDeps & { activity: Activity }) {
   };
 
   const execute = async (p: RestorePlan, row: RestoreRow, signal: AbortSignal, actor: Actor) => {
+    await d.ready?.().catch(() => {});
     let bytes = 0;
     let error: string | null = null;
     const stop = needsStop(p.strategy);

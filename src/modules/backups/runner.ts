@@ -49,6 +49,7 @@ export function createRunner(d: BackupDeps) {
   };
 
   const execute = async (c: ConfigRow, run: RunRow, a: Active) => {
+    await d.ready?.().catch(() => {});
     const signal = a.abort.signal;
     let container: BackupContainer | null = null;
     let error: string | null = null;

@@ -26,8 +26,11 @@ const PRESIGN_S = 300;
 
 /** Build the service. */
 export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?: () => Promise<number> }) {
-  const runner = createRunner(d);
-  const restorer = createRestorer(d);
+  // work that starts while recovery runs (a request right after the API listens) waits for it: the sweep must not
+  // take a fresh run's temp file, and recovery must not take a fresh run for an interrupted one
+  let recovered: Promise<void> = Promise.resolve();
+  const runner = createRunner({ ...d, ready: () => recovered });
+  const restorer = createRestorer({ ...d, ready: () => recovered });
   const scheduler = createScheduler({
     repo: d.repo,
     clock: d.clock,
@@ -99,7 +102,11 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
 
   /** Record interrupted runs and restores as failed, remove their partial objects, start containers a restore stopped. */
   const recover = async () => {
-    for (const r of d.repo.runsIn("running")) {
+    // read at once, before any await: rows made after this are not interrupted ones
+    const runs = d.repo.runsIn("running");
+    const restores = d.repo.restoresIn("running");
+    rmSync(uploadsDir(), { recursive: true, force: true });
+    for (const r of runs) {
       d.repo.updateRun(r.id, {
         status: "failed",
         error: INTERRUPTED,
@@ -116,7 +123,7 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
       }
       d.log.warn("backup run interrupted by a stop; marked failed", { run: r.id, app: r.appSlug });
     }
-    for (const r of d.repo.restoresIn("running")) {
+    for (const r of restores) {
       d.repo.updateRestore(r.id, { status: "failed", error: INTERRUPTED, finishedAt: iso(d.clock.now()) });
       // the container may have been stopped by the restore: started again unless the app is meant to be stopped
       if (STOP_STRATEGIES.has(r.strategy) && r.container && !d.appStopped?.(r.appSlug)) {
@@ -130,7 +137,6 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
       }
       d.log.warn("restore interrupted by a stop; marked failed", { restore: r.id, app: r.appSlug });
     }
-    rmSync(uploadsDir(), { recursive: true, force: true });
     if (d.sweepLocal)
       await d.sweepLocal().catch((e) => d.log.warn("local backup temp sweep failed", { error: (e as Error).message }));
   };
@@ -251,14 +257,15 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
 
     /** Recovery, the temp sweep, the schedules, and missed runs once. */
     async start(): Promise<void> {
-      await recover();
+      recovered = recover();
+      await recovered;
       scheduler.start();
       const missed = scheduler.runMissed();
       if (missed.length) d.log.info("running missed scheduled backups once", { configs: missed });
     },
 
     /** Recovery alone (tests of a restart without timers). */
-    recover,
+    recover: () => (recovered = recover()),
     /** Missed runs alone (tests with a fake clock). */
     runMissed: () => scheduler.runMissed(),
 

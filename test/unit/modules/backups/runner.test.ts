@@ -253,6 +253,30 @@ describe("recovery after a kill", () => {
     expect(w.repo.kept(c.id)).toEqual([]);
   });
 
+  it("lets a run asked for while recovery is under way wait for it, and keeps it out of the interrupted ones", async () => {
+    const w = world();
+    const c = w.config();
+    const old = w.repo.insertRun({
+      configId: c.id,
+      appSlug: "web",
+      strategy: "postgres",
+      service: "db",
+      targetKind: "local",
+      targetJson: "{}",
+      location: "web/db/postgres-old-r1.bin.gz",
+      status: "running",
+      trigger: "manual",
+      startedAt: iso(w.clock.now()),
+    });
+    const recovering = w.backups.recover();
+    const { run_id } = w.backups.runNow(c.id, actor);
+    await recovering;
+    await w.backups.waitRun(c.id);
+    expect(w.repo.run(old.id)?.status).toBe("failed");
+    expect(w.repo.run(run_id)).toMatchObject({ status: "succeeded", error: null });
+    expect(w.files()).toEqual([join(w.localDir, w.repo.run(run_id)!.location!)]);
+  });
+
   it("stop cancels a run in flight: recorded failed, no file left", async () => {
     const w = world();
     const c = w.config();
