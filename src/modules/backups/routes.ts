@@ -31,9 +31,14 @@ function limitOf(text: string | undefined): number {
 export function backupRoutes(ctx: Ctx) {
   const read = { app: "read" } as const;
   const write = { app: "write" } as const;
-  /** The app-scope rule for a record found by id (404 for an app the caller cannot see, 403 for read-only). */
+  /**
+   * The scope rule for a record found by id: an app's follows the app (404 for an app the caller cannot see, 403 for
+   * read-only); one without an app is Sundeck's own state (password hashes, sealed secrets): super-admins only.
+   */
   const scope = (p: Principal, slug: string | null, need: "read" | "write") =>
-    authorize(p, { app: need }, { slug: slug ?? undefined, hasGrant: ctx.userRepo.hasGrant });
+    slug === null
+      ? authorize(p, { role: "super_admin" }, { hasGrant: ctx.userRepo.hasGrant })
+      : authorize(p, { app: need }, { slug, hasGrant: ctx.userRepo.hasGrant });
   const app = (slug: string) => {
     if (!ctx.appRepo.bySlug(slug)) throw notFound();
     return slug;

@@ -1,6 +1,6 @@
 /**
  * Backups of Sundeck's own state on a real server with a real SQLite file: super-admins add and list state configs
- * (admins and others get 403), a config's schedule goes through the configs service like any config's, a run made through the common
+ * (admins and others get 403, also on the common by-id routes: run, change, remove, download, restore), a config's schedule goes through the configs service like any config's, a run made through the common
  * `/api/backups/configs/{id}/run` stores a gzipped snapshot with its sha256 under the local target, the run is listed
  * under `/api/system/backups/runs` (not under an app), its download is a SQLite database of Sundeck, and after the
  * server stops `restore-state --run` brings the rows of that moment back.
@@ -103,6 +103,14 @@ describe("state backup runs", () => {
     const gz = new Uint8Array(await dl.arrayBuffer());
     expect(createHash("sha256").update(gz).digest("hex")).toBe(run.sha256);
     expect(gz.byteLength).toBe(run.size_bytes);
+    // the snapshot holds password hashes and sealed secrets: an admin (not super) reaches none of it by id
+    for (const c of [admin, viewer]) {
+      expect((await c.get(`/api/backups/runs/${run.id}/download`)).status).toBe(403);
+      expect((await c.post(`/api/backups/runs/${run.id}/restore`)).status).toBe(403);
+      expect((await c.post(`/api/backups/configs/${cfg.id}/run`)).status).toBe(403);
+      expect((await c.put(`/api/backups/configs/${cfg.id}`, { enabled: false })).status).toBe(403);
+      expect((await c.del(`/api/backups/configs/${cfg.id}`)).status).toBe(403);
+    }
     const file = join(tempDir(), "state.sqlite");
     await Bun.write(file, Bun.gunzipSync(gz));
     expect(checkStateFile(file).pending).toEqual([]);
