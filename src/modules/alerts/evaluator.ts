@@ -27,7 +27,8 @@ const EVERY_MS = 15_000;
 /** A backup outcome (the backups work raises one per run): a failure fires at once, a success resolves. */
 export interface AlertEvent {
   kind: "backup_failed";
-  app_slug: string;
+  /** Null for Sundeck's own state: only global rules match it. */
+  app_slug: string | null;
   message: string;
   /** true: the thing works again (resolves a firing alert). */
   ok?: boolean;
@@ -130,7 +131,7 @@ export function createEvaluator(d: EvaluatorDeps) {
     raise(e: AlertEvent): void {
       const now = d.clock.now();
       const o: Observation = {
-        subject: e.subject ?? e.app_slug,
+        subject: e.subject ?? e.app_slug ?? "sundeck",
         app: e.app_slug,
         breach: !e.ok,
         sustained: !e.ok,

@@ -15,7 +15,7 @@ import type { BackupSource, Strategy, Target } from "./types";
 
 /** The backup_failed alert event (ctx.alerts.raise). */
 export interface AlertRaiser {
-  raise(e: { kind: "backup_failed"; app_slug: string; message: string; ok?: boolean; subject?: string }): void;
+  raise(e: { kind: "backup_failed"; app_slug: string | null; message: string; ok?: boolean; subject?: string }): void;
 }
 
 export interface BackupDeps {

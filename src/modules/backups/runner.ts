@@ -94,23 +94,22 @@ export function createRunner(d: BackupDeps) {
     if (error) {
       d.repo.updateRun(run.id, { status: "failed", error, finishedAt: iso(d.clock.now()), sizeBytes: null, sha256: null });
       d.log.warn("backup failed", { config: c.id, run: run.id, app: c.appSlug, error });
-      if (c.appSlug)
-        d.alerts.raise({
-          kind: "backup_failed",
-          app_slug: c.appSlug,
-          subject: subject(c),
-          message: `backup ${subject(c)} failed: ${error}`,
-        });
-      return;
-    }
-    if (c.appSlug)
+      // a state backup (no app) is matched by global rules
       d.alerts.raise({
         kind: "backup_failed",
         app_slug: c.appSlug,
         subject: subject(c),
-        message: `backup ${subject(c)} succeeded`,
-        ok: true,
+        message: `backup ${subject(c)} failed: ${error}`,
       });
+      return;
+    }
+    d.alerts.raise({
+      kind: "backup_failed",
+      app_slug: c.appSlug,
+      subject: subject(c),
+      message: `backup ${subject(c)} succeeded`,
+      ok: true,
+    });
     const fresh = d.repo.config(c.id);
     if (fresh) await applyRetention(d, fresh);
   };

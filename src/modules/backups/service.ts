@@ -39,8 +39,8 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
     fire: (c, t) => (c.appSlug === null || d.services(c.appSlug) !== null) && runner.start(c, t) !== null,
     // a missed or skipped due time is a backup that did not happen: the alert fires (the next success resolves it)
     missed: (c, due, why) => {
-      if (!c.appSlug || d.services(c.appSlug) === null) return;
-      const subject = `${c.appSlug}/${c.service ?? "state"} ${c.strategy}`;
+      if (c.appSlug !== null && d.services(c.appSlug) === null) return;
+      const subject = `${c.appSlug ?? "sundeck"}/${c.service ?? "state"} ${c.strategy}`;
       d.alerts.raise({
         kind: "backup_failed",
         app_slug: c.appSlug,

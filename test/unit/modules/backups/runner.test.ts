@@ -292,3 +292,21 @@ describe("recovery after a kill", () => {
     expect(w.files()).toEqual([]);
   });
 });
+
+describe("a run of Sundeck's own state", () => {
+  it("raises backup_failed without an app when it fails, so global rules hear of it", async () => {
+    const w = world();
+    const now = new Date(w.clock.now()).toISOString();
+    const id = w.db.sqlite
+      .query(
+        `INSERT INTO backup_configs (app_slug, strategy, service, target_kind, target_json, pre_hooks, post_hooks, enabled, created_at, updated_at)
+         VALUES (NULL, 'state', NULL, 'local', '{}', '[]', '[]', 1, ?, ?) RETURNING id`,
+      )
+      .get(now, now) as { id: number };
+    // this world has no state source: the run fails
+    const r = await w.run(id.id);
+    expect(r.status).toBe("failed");
+    expect(w.raised.at(-1)).toMatchObject({ app_slug: null, subject: "sundeck/state state" });
+    expect(w.raised.at(-1)?.ok).toBeUndefined();
+  });
+});
