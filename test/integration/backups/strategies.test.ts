@@ -229,6 +229,18 @@ describe("volume", () => {
     expect(readFileSync(join(bind, "config.txt"), "utf8")).toBe("from the host\n");
   }, 120_000);
 
+  it("copies a mount inside another mount once, under its own directory", async () => {
+    const outer = `${RUN}-outer`;
+    const inner = `${RUN}-inner`;
+    for (const v of [outer, inner]) await dockerOk("volume", "create", "--label", LABEL, v);
+    const id = await run("busybox", ["-v", `${outer}:/srv`, "-v", `${inner}:/srv/cache`], ["sleep", "100000"]);
+    await sh(id, ["sh", "-c", "echo top > /srv/top.txt && echo cached > /srv/cache/c.txt"]);
+    const file = await dumpTo(strategies.volume, await container(id), "nested.tar");
+    const list = Bun.spawnSync(["tar", "-tf", file]).stdout.toString().split("\n").filter(Boolean);
+    expect(list.filter((n) => n.endsWith("c.txt"))).toEqual(["srv_cache/c.txt"]);
+    expect(list).toContain("srv/top.txt");
+  }, 60_000);
+
   it("backs up and restores an image with no shell and no tar", async () => {
     const vol = `${RUN}-distroless`;
     await dockerOk("volume", "create", "--label", LABEL, vol);

@@ -56,9 +56,14 @@ export function volumeStrategy(deps: StrategyDeps): AppStrategy {
         for (const m of mounts) {
           const base = posix.basename(m.destination) || "/";
           const tar = await engine.getArchive(c.id, m.destination, ctl.signal);
+          // a mount inside this one (/data and /data/cache) is its own directory of the archive: not copied twice
+          const inner = mounts
+            .filter((o) => o.destination.startsWith(`${m.destination.replace(/\/+$/, "")}/`))
+            .map((o) => `${m.key}/${o.destination.slice(m.destination.replace(/\/+$/, "").length + 1)}`);
           for await (const { entry: e, body } of tarEntries(tar)) {
             const name = rebase(e.name, base, m.key);
             if (name === null) throw new StrategyError(`volume: unexpected entry ${e.name} in the archive of ${m.destination}`);
+            if (inner.some((p) => name === p || name.startsWith(`${p.replace(/\/+$/, "")}/`))) continue;
             const link = e.type === "1" ? (rebase(e.linkname, base, m.key) ?? e.linkname) : e.linkname;
             yield entryHeader(e, name, link);
             for await (const chunk of body) {
