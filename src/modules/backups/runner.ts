@@ -6,6 +6,8 @@
  * and applies retention.
  */
 import { iso } from "../../lib/time";
+import { ArchiveRefused } from "./archive/refused";
+import { checkedTar } from "./archive/vet";
 import { type BackupDeps, configTarget } from "./deps";
 import { hooksOf, runHooks } from "./hooks";
 import type { ConfigRow, RunRow } from "./repo";
@@ -63,7 +65,11 @@ export function createRunner(d: BackupDeps) {
         hooksStarted = true;
         await runHooks(d.containers, container, "pre", hooksOf(c.preHooks), signal, d.hookTimeoutMs);
       }
-      const raw = await r.source.open({ signal });
+      const opened = await r.source.open({ signal });
+      // restores refuse links, devices and unsafe names (SPEC): a volume holding one fails its backup now, while the
+      // data is still there to fix, instead of leaving an archive that cannot come back on the day it is needed
+      const raw =
+        r.source.strategy === "volume" ? checkedTar(opened, { gzip: false, maxBytes: Number.MAX_SAFE_INTEGER }) : opened;
       const gz = raw.pipeThrough(new CompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>);
       const stored = await configTarget(d, c).put(key, gz, {
         signal,
@@ -80,7 +86,11 @@ export function createRunner(d: BackupDeps) {
         finishedAt: iso(d.clock.now()),
       });
     } catch (e) {
-      error = signal.aborted ? "cancelled: the server is stopping" : ((e as Error).message ?? String(e));
+      error = signal.aborted
+        ? "cancelled: the server is stopping"
+        : e instanceof ArchiveRefused
+          ? `the volume could not be restored from this archive, so it is not kept: ${e.message}`
+          : ((e as Error).message ?? String(e));
     }
     if (container && hooksStarted && !signal.aborted) {
       try {

@@ -18,15 +18,16 @@ import { createBackupRepo } from "../../../../src/modules/backups/repo";
 import { createBackups, INTERRUPTED } from "../../../../src/modules/backups/service";
 import { createLocalTarget, createTarget } from "../../../../src/modules/backups/targets";
 import type { BackupTarget } from "../../../../src/shared/backups";
-import { fakeContainers, fakeStrategy, gateOn } from "../../../helpers/backups";
+import { type FakeStrategy, fakeContainers, fakeStrategy, gateOn } from "../../../helpers/backups";
 import { FakeClock } from "../../../helpers/clock";
 import { until } from "../../../helpers/http";
+import { member, tar } from "../../../helpers/tar-corpus";
 import { tempDir } from "../../../helpers/tmp";
 
 const actor = { userId: null, name: "test", source: "cli" as const, ip: null };
 const DAY = 86_400_000;
 
-function world(clock: Clock = new FakeClock()) {
+function world(clock: Clock = new FakeClock(), others: FakeStrategy[] = []) {
   const dir = tempDir();
   const db = openDb(join(dir, "sundeck.db"));
   const log = new LogSink({ stdout: false }).logger("backups");
@@ -43,7 +44,7 @@ function world(clock: Clock = new FakeClock()) {
     secrets: createSecrets(deriveKeys("test-master-secret-0123456789abcdef").encryption),
     alerts: { raise: (e) => raised.push(e) },
     containers,
-    strategy: (id) => (id === "postgres" ? strategy : null),
+    strategy: (id) => (id === "postgres" ? strategy : (others.find((o) => o.id === id) ?? null)),
     target: (spec, secret) => createTarget({ ...spec, secret_key: secret ?? "" } as BackupTarget, { localDir }),
     services: (slug) => (slug === "web" ? ["db"] : null),
     lock: async () => () => {},
@@ -308,5 +309,40 @@ describe("a run of Sundeck's own state", () => {
     expect(r.status).toBe("failed");
     expect(w.raised.at(-1)).toMatchObject({ app_slug: null, subject: "sundeck/state state" });
     expect(w.raised.at(-1)?.ok).toBeUndefined();
+  });
+});
+
+describe("a volume run", () => {
+  it("fails, keeping no file, when the volume holds what a restore would refuse (a symlink), naming the entry", async () => {
+    const volume = fakeStrategy("volume");
+    const w = world(undefined, [volume]);
+    const b = w.backups;
+    volume.chunks = [
+      tar(member({ name: "data/ok.txt" }, "fine\n"), member({ name: "data/link", type: "2", linkname: "/etc/passwd" })),
+    ];
+    const c = b.configs.create("web", { strategy: "volume", service: "db", target: { kind: "local" } }, actor);
+    const { run_id } = b.runNow(c.id, actor);
+    await b.waitRun(c.id);
+    const r = w.repo.run(run_id)!;
+    expect(r.status).toBe("failed");
+    expect(r.error).toBe(
+      'the volume could not be restored from this archive, so it is not kept: archive entry "data/link": symlink',
+    );
+    expect(w.files()).toEqual([]);
+  });
+
+  it("stores a volume whose entries a restore accepts, byte for byte", async () => {
+    const volume = fakeStrategy("volume");
+    const w = world(undefined, [volume]);
+    const b = w.backups;
+    const archive = tar(member({ name: "data/", type: "5" }), member({ name: "data/ok.txt" }, "fine\n"));
+    volume.chunks = [archive];
+    const c = b.configs.create("web", { strategy: "volume", service: "db", target: { kind: "local" } }, actor);
+    const { run_id } = b.runNow(c.id, actor);
+    await b.waitRun(c.id);
+    const r = w.repo.run(run_id)!;
+    expect(r.status).toBe("succeeded");
+    const stored = new Uint8Array(await Bun.file(join(w.localDir, r.location!)).arrayBuffer());
+    expect(Buffer.from(Bun.gunzipSync(stored)).equals(Buffer.from(archive))).toBe(true);
   });
 });
