@@ -3,7 +3,7 @@
  * (admins, manage with a grant) changes configs, runs, downloads and restores (an archive holds the app's data and
  * secrets, so a viewer does not download it). Routes by id find the app from the record and apply the same rule.
  */
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { Ctx } from "../../context";
 import { bodyLimit } from "../../http/body";
 import { noContent, parseId, withStatus } from "../../http/respond";
@@ -11,7 +11,7 @@ import { badRequest, notFound } from "../../lib/errors";
 import type { Principal } from "../../shared/principal";
 import { authPlugin } from "../auth/macro";
 import { authorize } from "../auth/policy";
-import { ConfigBody, ListQuery } from "./model";
+import { ConfigBody, ListQuery, TargetBody } from "./model";
 import { spoolMultipart } from "./upload";
 
 const id = (text: string) => {
@@ -137,6 +137,15 @@ export function backupRoutes(ctx: Ctx) {
         detail: { tags, summary: "Restore an uploaded archive (multipart: file, strategy, container?; 32 MiB)" },
       },
     )
+    .post("/api/backups/targets/test", ({ body }) => ctx.backups.testTarget(body.target, body.config_id), {
+      // a probe of any address: admins only, as the answer tells what listens where
+      auth: { role: "admin" },
+      body: t.Object({
+        target: TargetBody,
+        config_id: t.Optional(t.Integer({ minimum: 1, description: "take a left-out S3 secret from this config" })),
+      }),
+      detail: { tags, summary: "Check a backup target: write, read back and delete a probe; {ok, error}" },
+    })
     .get(
       "/api/apps/:slug/backups/restores",
       ({ params, query }) => ctx.backups.restores(app(params.slug), limitOf(query.limit)),

@@ -9,11 +9,12 @@ import { randomHex } from "../../lib/crypto";
 import { badRequest, conflict, HttpError, notFound } from "../../lib/errors";
 import { iso } from "../../lib/time";
 import type { BackupRestore, BackupRun, DetectedStrategy } from "../../shared/backups";
+import { SECRET_MASK } from "../../shared/webhooks";
 import type { Actor } from "../activity/model";
 import type { Activity } from "../activity/service";
 import { createConfigs } from "./configs";
 import { type BackupDeps, specOf } from "./deps";
-import { isStrategy } from "./model";
+import { checkTarget, isStrategy, type TargetInput } from "./model";
 import type { RestoreRow, RunRow } from "./repo";
 import { createRestorer, needsStop, type Opener, STOP_STRATEGIES } from "./restore";
 import { createRunner } from "./runner";
@@ -167,6 +168,25 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
         summary: `${actor.name} started backup run ${run.id} of config ${c.id} (${c.service ?? "sundeck"}, ${c.strategy})`,
       });
       return { run_id: run.id };
+    },
+
+    /**
+     * Check a target works (write, read back, delete a probe): `{ok, error}`, the error naming the step that failed.
+     * An S3 secret left out (or masked) is taken from `configId`'s config, so a stored target is tested as stored.
+     */
+    async testTarget(input: TargetInput, configId?: number): Promise<{ ok: boolean; error: string }> {
+      let secret = input.kind === "s3" ? input.secret_key || null : null;
+      if (input.kind === "s3" && (secret === null || secret === SECRET_MASK) && configId !== undefined) {
+        const c = configs.row(configId);
+        secret = c.secretEnc ? d.secrets.open(c.secretEnc) : null;
+      }
+      const spec = checkTarget(input, secret);
+      try {
+        await d.target(spec, secret).test();
+        return { ok: true, error: "" };
+      } catch (e) {
+        return { ok: false, error: (e as Error).message };
+      }
     },
 
     runRow: stored,
