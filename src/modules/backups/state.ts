@@ -8,8 +8,7 @@
  * so the stream the runner reads leaves nothing behind, even after kill -9. A snapshot cut short by a kill is swept
  * away by the next one.
  */
-import { closeSync, openSync, readdirSync, rmSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { closeSync, openSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Db } from "../../db";
 import { randomHex } from "../../lib/crypto";
@@ -131,25 +130,29 @@ function sweep(dir: string, active: Set<string>): void {
  * disk when the stream ends, fails, is cancelled, or the process dies.
  */
 async function streamAndUnlink(path: string): Promise<ReadableStream<Uint8Array>> {
-  const fh = await open(path, "r");
+  // a plain descriptor, not a FileHandle: a stream its reader drops unread must not become an error at the next
+  // collection (Bun fails a FileHandle closed by the collector); reads of a local file are short, so they are sync
+  const fd = openSync(path, "r");
   rmSync(path, { force: true });
   let closed = false;
-  const close = async () => {
+  const close = () => {
     if (closed) return;
     closed = true;
-    await fh.close().catch(() => {});
+    try {
+      closeSync(fd);
+    } catch {}
   };
   return new ReadableStream<Uint8Array>({
-    async pull(c) {
+    pull(c) {
       try {
         const buf = new Uint8Array(CHUNK);
-        const { bytesRead } = await fh.read(buf, 0, CHUNK, null);
-        if (bytesRead === 0) {
-          await close();
+        const n = readSync(fd, buf, 0, CHUNK, null);
+        if (n === 0) {
+          close();
           c.close();
-        } else c.enqueue(bytesRead === CHUNK ? buf : buf.subarray(0, bytesRead));
+        } else c.enqueue(n === CHUNK ? buf : buf.subarray(0, n));
       } catch (e) {
-        await close();
+        close();
         c.error(e);
       }
     },

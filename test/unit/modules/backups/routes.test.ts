@@ -6,6 +6,8 @@
  * The strategy and the containers are fakes: the routes and the service are what runs for real.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { composeOf, fakeContainers, fakeStrategy, seedApp } from "../../../helpers/backups";
 import { type Client, until } from "../../../helpers/http";
 import { startTestServer, type TestServer } from "../../../helpers/server";
@@ -204,9 +206,16 @@ describe("restore from a stored run", () => {
   it("vets the stored archive before stopping anything: a hostile one fails the restore naming the entry", async () => {
     const c = (await manager.post("/api/apps/web/backups/configs", local({ strategy: "volume", service: "app", pre_hooks: [] })))
       .json;
-    volume.chunks = [tar(member({ name: "data/ok" }, "x"), member({ name: "data/link", type: "2", linkname: "/etc/shadow" }))];
+    volume.chunks = [tar(member({ name: "data/ok" }, "x"))];
     const run = (await manager.post(`/api/backups/configs/${c.id}/run`)).json.run_id;
     await s.ctx.backups.waitRun(c.id);
+    // a backup never stores such an archive (it is vetted on the way): the stored file is replaced, as a tampered or
+    // corrupted store would be
+    const stored = join(s.ctx.config.data_dir, "backups", s.ctx.backups.runRow(run).location!);
+    writeFileSync(
+      stored,
+      gzip(tar(member({ name: "data/ok" }, "x"), member({ name: "data/link", type: "2", linkname: "/etc/shadow" }))),
+    );
     const stops = containers.stops.length;
     const restored = volume.restored.length;
     expect((await viewer.post(`/api/backups/runs/${run}/restore`)).status).toBe(403);

@@ -62,7 +62,12 @@ describe("state snapshot source", () => {
           ins.run(`late ${i} pair`);
         });
         i++;
-        if (existsSync(dir)) for (const n of readdirSync(dir)) modes.push(statSync(join(dir, n)).mode & 0o777);
+        // a file may go between listing and stat (the snapshot is unlinked once open)
+        if (existsSync(dir))
+          for (const n of readdirSync(dir)) {
+            const st = statSync(join(dir, n), { throwIfNoEntry: false });
+            if (st) modes.push(st.mode & 0o777);
+          }
         // yield so the snapshot's worker can answer
         await new Promise((r) => setImmediate(r));
       }
