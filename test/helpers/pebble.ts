@@ -40,7 +40,10 @@ export async function startPebble(opts: { httpPort: number; tlsPort: number }): 
   const dir = tempDir("sundeck-pebble-");
   const ca = opensslCa(dir, "Pebble HTTPS Test CA");
   const https = opensslCert(dir, { sans: ["localhost", "IP:127.0.0.1"], ca });
-  const [acmePort, mgmtPort, dnsPort, chalMgmtPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  // the kernel may hand a just-released port out again: ask until the four are distinct
+  const ports = new Set<number>();
+  while (ports.size < 4) ports.add(await freePort());
+  const [acmePort, mgmtPort, dnsPort, chalMgmtPort] = [...ports];
   const config = {
     pebble: {
       listenAddress: `127.0.0.1:${acmePort}`,
