@@ -15,6 +15,32 @@ const SLICE = 64 * 1024;
  */
 const COLLECT_EVERY = 32 * 1024 * 1024;
 
+/** Count bytes read; every COLLECT_EVERY of them, run a young-generation collection (see above). */
+export function collector(): (bytes: number) => void {
+  let seen = 0;
+  let at = COLLECT_EVERY;
+  return (bytes) => {
+    seen += bytes;
+    if (seen >= at) {
+      at = seen + COLLECT_EVERY;
+      Bun.gc(false);
+    }
+  };
+}
+
+/** `src` passed through unchanged, collecting young garbage as it goes (a plain tar's parse makes it too). */
+export function collecting(src: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const count = collector();
+  return src.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, c) {
+        count(chunk.length);
+        c.enqueue(chunk);
+      },
+    }),
+  );
+}
+
 /** Re-chunk a stream into slices of at most `SLICE` bytes (inflate output per input chunk stays bounded). */
 function sliced(src: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
   const reader = src.getReader();
@@ -37,7 +63,7 @@ export function gunzipCapped(src: ReadableStream<Uint8Array>, maxBytes: number):
     .pipeThrough(new DecompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>)
     .getReader();
   let out = 0;
-  let collectAt = COLLECT_EVERY;
+  const count = collector();
   return new ReadableStream<Uint8Array>(
     {
       async pull(c) {
@@ -53,10 +79,7 @@ export function gunzipCapped(src: ReadableStream<Uint8Array>, maxBytes: number):
           inflated.cancel().catch(() => {});
           return c.error(new ArchiveRefused(null, overCap(maxBytes)));
         }
-        if (out >= collectAt) {
-          collectAt = out + COLLECT_EVERY;
-          Bun.gc(false);
-        }
+        count(r.value.length);
         c.enqueue(r.value);
       },
       cancel: (why) => inflated.cancel(why),

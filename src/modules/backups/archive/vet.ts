@@ -3,7 +3,7 @@
  * `checkedTar` passes the tar bytes on while vetting them again (pass 2), so an archive that changed between the
  * passes still cannot slip a refused entry through: each entry's bytes leave only after its header was accepted.
  */
-import { gunzipCapped, peek } from "./gunzip";
+import { collecting, gunzipCapped, peek } from "./gunzip";
 import { type TarEntry, TarReader } from "./reader";
 
 export { gunzipCapped } from "./gunzip";
@@ -41,7 +41,7 @@ async function tarStream(src: ReadableStream<Uint8Array>, opts: VetOptions): Pro
     gzip = head[0] === 0x1f && head[1] === 0x8b;
     stream = rest;
   }
-  return gzip ? gunzipCapped(stream, opts.maxBytes) : stream;
+  return gzip ? gunzipCapped(stream, opts.maxBytes) : collecting(stream);
 }
 
 /**
