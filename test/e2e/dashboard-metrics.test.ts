@@ -10,7 +10,15 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import type { Browser, Page } from "playwright-core";
 import { type RunningBinary, startBinary } from "../helpers/binary";
-import { firstRunSetup, openDashboard, pageCall, pageFetch, unlabeledControls, watchPage } from "../helpers/dashboard";
+import {
+  deployFromPage,
+  firstRunSetup,
+  openDashboard,
+  pageCall,
+  pageFetch,
+  unlabeledControls,
+  watchPage,
+} from "../helpers/dashboard";
 import { ensureTestImages, removeProject, requireDocker } from "../helpers/docker";
 import { until } from "../helpers/http";
 import { tempDir } from "../helpers/tmp";
@@ -75,12 +83,7 @@ beforeAll(async () => {
   url = server.url;
   ({ browser, page } = await openDashboard(pageProblems, 900));
   await firstRunSetup(page, url);
-  const deploy = await pageFetch(page, "/api/apps/deploy", { method: "POST", body: { slug: SLUG, compose: COMPOSE } });
-  expect(deploy.status).toBe(202);
-  await until(async () => (await pageFetch(page, `/api/apps/${SLUG}`)).body?.status === "running", {
-    timeout: DEPLOY_MS,
-    what: "the app to run",
-  });
+  await deployFromPage(page, SLUG, COMPOSE, DEPLOY_MS);
 }, STEP_MS);
 
 afterAll(async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type RunningBinary, startBinary } from "../helpers/binary";
-import { firstRunSetup, openDashboard, pageFetch, unlabeledControls } from "../helpers/dashboard";
+import { deployFromPage, firstRunSetup, openDashboard, pageFetch, unlabeledControls } from "../helpers/dashboard";
 import { ensureTestImages, removeProject, requireDocker } from "../helpers/docker";
 import { until } from "../helpers/http";
 import { fetchTls, opensslCert } from "../helpers/tls";
@@ -81,12 +81,7 @@ beforeAll(async () => {
     { what: "the proxy listening line" },
   );
 
-  const deploy = await pageFetch(page, "/api/apps/deploy", { method: "POST", body: { slug: SLUG, compose: COMPOSE } });
-  expect(deploy.status).toBe(202);
-  await until(async () => (await pageFetch(page, `/api/apps/${SLUG}`)).body?.status === "running", {
-    timeout: DEPLOY_MS,
-    what: "the app to run",
-  });
+  await deployFromPage(page, SLUG, COMPOSE, DEPLOY_MS);
 }, STEP_MS);
 
 afterAll(async () => {

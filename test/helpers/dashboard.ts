@@ -1,8 +1,9 @@
 /**
  * What the Chromium dashboard tests share: the browser with the flags this machine needs, a page watched for script
- * errors and CSP violations, the first-run setup, and same-origin API calls made by the page.
+ * errors and CSP violations, the first-run setup, same-origin API calls made by the page, and a deploy through it.
  */
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { until } from "./http";
 
 export const ADMIN = "admin";
 export const ADMIN_PASSWORD = "first-run-password";
@@ -90,4 +91,14 @@ export async function pageFetch(
 /** The status of a same-origin API call with a body, made by the page. */
 export async function pageCall(p: Page, method: string, path: string, body?: unknown): Promise<number> {
   return (await pageFetch(p, path, { method, body })).status;
+}
+
+/** Deploy an app through the page's session (202) and wait until it runs. */
+export async function deployFromPage(p: Page, slug: string, compose: string, timeout: number): Promise<void> {
+  const deploy = await pageFetch(p, "/api/apps/deploy", { method: "POST", body: { slug, compose } });
+  if (deploy.status !== 202) throw new Error(`deploy of ${slug} answered ${deploy.status}: ${JSON.stringify(deploy.body)}`);
+  await until(async () => (await pageFetch(p, `/api/apps/${slug}`)).body?.status === "running", {
+    timeout,
+    what: "the app to run",
+  });
 }
