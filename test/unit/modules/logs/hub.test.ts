@@ -1,11 +1,13 @@
 /** The log hub on a scripted engine: one follow per container for every viewer, retries, truthful ends, lingering. */
 import { describe, expect, it } from "bun:test";
-import { LogSink } from "../../../../src/log/logger";
+import { resolve } from "node:path";
 import type { FeedEnd, FeedViewer } from "../../../../src/modules/logs/feed";
-import { createLogHub } from "../../../../src/modules/logs/hub";
 import type { HubLine } from "../../../../src/modules/logs/ring";
-import { at, ScriptedEngine } from "../../../helpers/fake-engine";
+import { at } from "../../../helpers/fake-engine";
 import { until } from "../../../helpers/http";
+import { scriptedHub } from "../../../helpers/log-hub";
+
+const CHILD = resolve(import.meta.dir, "../../../helpers/hub-collect.ts");
 
 class Collect implements FeedViewer {
   lines: string[] = [];
@@ -18,24 +20,7 @@ class Collect implements FeedViewer {
   }
 }
 
-function setup(
-  o: { giveUpMs?: number; lingerMs?: number; collect?: () => void; collectEveryMs?: number; now?: () => number } = {},
-) {
-  const engine = new ScriptedEngine();
-  const hub = createLogHub({
-    engine: () => engine.asEngine(),
-    log: new LogSink({ stdout: false }).logger("logs"),
-    retryMs: 5,
-    retryMaxMs: 20,
-    giveUpMs: o.giveUpMs ?? 10_000,
-    lingerMs: o.lingerMs ?? 50,
-    // no full collection after every test's idle hub unless the test is about it
-    collect: o.collect ?? null,
-    collectEveryMs: o.collectEveryMs,
-    now: o.now,
-  });
-  return { engine, hub };
-}
+const setup = scriptedHub;
 
 /** One turn of the event loop: timers due now have run. */
 const turn = () => new Promise<void>((r) => setTimeout(r, 0));
@@ -132,32 +117,13 @@ describe("log hub", () => {
   });
 
   it("lets go of a stopped feed: its ring is emptied and the feed and ring are collected", async () => {
-    const { engine, hub } = setup({ lingerMs: 20 });
-    engine.running.set("c6", true);
-    engine.write("c6", ...Array.from({ length: 200 }, (_, i) => at(i, `old ${i}`)));
-    // the feed is only reachable through the hub: this function's frame is gone once it returns
-    const watchAndLeave = async () => {
-      const f = hub.feed("c6");
-      await f.ready;
-      const stop = hub.watch(f, new Collect());
-      await until(() => engine.openFollows("c6") === 1, { what: "the follow" });
-      expect(f.ring.size).toBe(200);
-      stop();
-      return { f: new WeakRef(f), ring: new WeakRef(f.ring) };
-    };
-    const refs = await watchAndLeave();
-    await until(() => hub.stats().feeds === 0, { what: "the feed to stop after the linger" });
-    expect(hub.stats()).toMatchObject({ feeds: 0, viewers: 0 });
-    await until(() => engine.openFollows("c6") === 0, { what: "the engine follow to end" });
-    expect(refs.ring.deref()?.size ?? 0).toBe(0);
-    await until(
-      () => {
-        Bun.gc(true);
-        return refs.f.deref() === undefined && refs.ring.deref() === undefined;
-      },
-      { what: "the feed and its ring to be collected" },
-    );
-  });
+    // in a fresh process: see the child's header for why
+    const p = Bun.spawn([process.execPath, CHILD], { stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+    if (code !== 0) throw new Error(`hub-collect exited ${code}: ${err}`);
+    const r = JSON.parse(out.trim().split("\n").at(-1)!);
+    expect(r).toEqual({ ring_size_after_stop: 0, feeds: 0, collected: true });
+  }, 20_000);
 
   it("drops the ring on stop even while the feed object is still held", async () => {
     const { engine, hub } = setup();
