@@ -8,6 +8,7 @@ import m0002 from "./0002_request_stats.sql" with { type: "text" };
 import m0003 from "./0003_metrics_alerts.sql" with { type: "text" };
 import m0004 from "./0004_metric_containers.sql" with { type: "text" };
 import m0005 from "./0005_backups.sql" with { type: "text" };
+import m0006 from "./0006_backups_run_secret.sql" with { type: "text" };
 
 export interface Migration {
   tag: string;
@@ -21,4 +22,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { tag: "0003_metrics_alerts", sql: m0003 },
   { tag: "0004_metric_containers", sql: m0004 },
   { tag: "0005_backups", sql: m0005 },
+  { tag: "0006_backups_run_secret", sql: m0006 },
 ];

@@ -49,6 +49,11 @@ export const backupRuns = sqliteTable(
     /** The target as it was when the run wrote (kind + JSON without secret); the secret stays on the config. */
     targetKind: text("target_kind").notNull(),
     targetJson: text("target_json").notNull(),
+    /**
+     * The S3 secret the run wrote with, sealed with the master key (null for local): the run's archive stays
+     * downloadable, restorable and removable by retention after its config is changed or removed.
+     */
+    secretEnc: text("secret_enc"),
     /** Where the archive is: a path under data_dir for local, the object key for s3. */
     location: text("location"),
     /** running, succeeded or failed. */
@@ -74,6 +79,11 @@ export const backupRestores = sqliteTable(
     strategy: text("strategy").notNull(),
     service: text("service"),
     container: text("container"),
+    /**
+     * JSON array of the ids of every container the restore stopped (null: none yet): recovery after a kill starts
+     * each of them again.
+     */
+    stoppedContainers: text("stopped_containers"),
     /** running, succeeded or failed. */
     status: text("status").notNull(),
     bytes: integer("bytes"),
