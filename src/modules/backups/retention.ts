@@ -22,11 +22,12 @@ export async function applyRetention(d: BackupDeps, c: ConfigRow): Promise<numbe
   if (c.retentionCount === null && c.retentionDays === null) return [];
   const now = d.clock.now();
   const removed: number[] = [];
-  const secret = c.secretEnc ? d.secrets.open(c.secretEnc) : null;
   for (const r of expired(c, d.repo.kept(c.id), now)) {
     try {
+      // each run's own secret: the config may write elsewhere now
+      const sealed = r.targetKind === "s3" ? (r.secretEnc ?? c.secretEnc) : null;
       if (r.location)
-        await d.target(specOf(r.targetKind, r.targetJson), r.targetKind === "s3" ? secret : null).delete(r.location);
+        await d.target(specOf(r.targetKind, r.targetJson), sealed ? d.secrets.open(sealed) : null).delete(r.location);
       d.repo.removeRun(r.id);
       removed.push(r.id);
     } catch (e) {

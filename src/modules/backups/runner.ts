@@ -144,6 +144,8 @@ export function createRunner(d: BackupDeps) {
         service: c.service,
         targetKind: c.targetKind,
         targetJson: c.targetJson,
+        // the run keeps the secret it writes with: its archive stays reachable whatever becomes of the config
+        secretEnc: c.targetKind === "s3" ? c.secretEnc : null,
         status: "running",
         trigger,
         startedAt: iso(d.clock.now()),

@@ -79,9 +79,13 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
     finished_at: r.finishedAt,
     error: r.error,
   });
-  /** The secret of a run's target: its config's, when the config still writes to the same place. */
+  /**
+   * The secret of a run's target: the one the run wrote with (sealed on the run), else (runs written before runs kept
+   * theirs) its config's while the config still writes to the same place.
+   */
   const runSecret = (r: RunRow): string | null => {
     if (r.targetKind !== "s3") return null;
+    if (r.secretEnc) return d.secrets.open(r.secretEnc);
     const c = r.configId ? d.repo.config(r.configId) : undefined;
     if (!c?.secretEnc || c.targetKind !== "s3" || c.targetJson !== r.targetJson) {
       throw conflict("the s3 credentials of this run's target are gone with its config");
