@@ -74,6 +74,10 @@ export function createEngine(opts: EngineOptions = {}): Engine {
       }
     },
 
+    stop: (id, timeoutS) => lifecycle(http, id, "stop", timeoutS),
+
+    start: (id) => lifecycle(http, id, "start"),
+
     exec: (id, o) => execIn(http, id, o),
 
     getArchive: (id, path, signal) => getArchive(http, id, path, signal),
@@ -91,6 +95,28 @@ export function createEngine(opts: EngineOptions = {}): Engine {
     },
   };
   return engine;
+}
+
+/**
+ * `POST /containers/{id}/stop?t=` or `/start`; 304 (already in that state) is success. A stop waits up to `t` seconds
+ * for the container to exit before the engine kills it (without `timeoutS`, the container's own StopTimeout: compose's
+ * `stop_grace_period`, 10 s by default), so its deadline is that plus 10 s, not the 10 s of other calls.
+ */
+async function lifecycle(http: EngineTransport, id: string, action: "stop" | "start", timeoutS?: number): Promise<void> {
+  const path = `/containers/${encodeURIComponent(id)}/${action}`;
+  try {
+    if (action === "start") {
+      await http.text("POST", path);
+      return;
+    }
+    const own = timeoutS ?? (await http.json("GET", `/containers/${encodeURIComponent(id)}/json`))?.Config?.StopTimeout;
+    const t = Math.max(0, Math.ceil(typeof own === "number" ? own : 10));
+    // a transport with the longer deadline, on the version already negotiated
+    const slow = new EngineTransport(http.target, await http.apiVersion(), (t + 10) * 1000);
+    await slow.text("POST", path, { query: { t } });
+  } catch (e) {
+    if (!(e instanceof EngineError && e.status === 304)) throw e;
+  }
 }
 
 /** Health from the summary: newer engines send Health, older ones only the status text. */

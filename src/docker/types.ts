@@ -136,6 +136,13 @@ export interface Engine {
   imageExists(ref: string): Promise<boolean>;
   /** Create a bridge network when it does not exist. */
   ensureNetwork(name: string): Promise<void>;
+  /**
+   * Stop a container (`POST /containers/{id}/stop`): the engine sends the stop signal and kills it after `timeoutS`
+   * (the container's own StopTimeout when omitted). Already stopped is fine.
+   */
+  stop(id: string, timeoutS?: number): Promise<void>;
+  /** Start a stopped container (`POST /containers/{id}/start`). Already running is fine. */
+  start(id: string): Promise<void>;
   /** Run a command in a running container: stdout streams out (demultiplexed), stdin streams in when given. */
   exec(id: string, o: ExecOptions): Promise<ExecProcess>;
   /** A tar stream of a path of a container (`GET /containers/{id}/archive`); no tools needed in the image. */

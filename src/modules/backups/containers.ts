@@ -1,11 +1,10 @@
 /**
  * The containers a backup works on: an app service's running container found through the Engine API by its compose
  * labels, hooks run in it (Engine API exec), and the stop and start around a restore that needs the data at rest
- * (the docker CLI: rare actions, only their last output line is kept for the error).
+ * (Engine API too: a stop waits the container's own stop grace period, compose's `stop_grace_period`).
  */
 
 import { projectName } from "../../docker/naming";
-import { minimalEnv } from "../../docker/runner";
 import type { CommandRunner, DockerHandle } from "../../docker/types";
 import { HttpError } from "../../lib/errors";
 import type { BackupContainer } from "./types";
@@ -23,7 +22,9 @@ export interface ServiceContainers {
   byName(slug: string, name: string): Promise<BackupContainer>;
   /** Run `sh -c cmd` in the container: exit code and the tail of its output. */
   exec(c: BackupContainer, cmd: string, signal?: AbortSignal): Promise<{ code: number; output: string }>;
+  /** Stop the container (its own stop grace period, then killed); already stopped is fine. */
   stop(c: BackupContainer): Promise<void>;
+  /** Start the container; already running is fine. `c.id` may be a name (recovery of rows before ids were kept). */
   start(c: BackupContainer): Promise<void>;
 }
 
@@ -50,20 +51,21 @@ export function toBackupContainer(info: any): BackupContainer {
   };
 }
 
-/** Build the Docker side of backups over the detected layer. */
-export function createServiceContainers(docker: DockerHandle, runner: CommandRunner): ServiceContainers {
+/**
+ * Build the Docker side of backups over the detected layer. `_runner` is no longer used (stop and start went to the
+ * Engine API); it stays so callers need not change at once.
+ */
+export function createServiceContainers(docker: DockerHandle, _runner?: CommandRunner): ServiceContainers {
   const engine = () => {
     if (!docker.engine) throw down(docker);
     return docker.engine;
   };
-  const env = () => ({ ...minimalEnv(), ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}) });
-  const cli = async (argv: string[], signal?: AbortSignal) => {
-    const r = await runner.run(["docker", ...argv], { env: env(), signal, timeoutMs: 15 * 60_000 });
-    return { code: r.killed ? 130 : r.code, output: r.output.slice(-2000) };
-  };
-  const must = async (what: string, argv: string[]) => {
-    const r = await cli(argv);
-    if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}): ${r.output.trim().split("\n").pop() ?? ""}`);
+  const must = async (what: string, call: () => Promise<void>) => {
+    try {
+      await call();
+    } catch (e) {
+      throw new Error(`${what} failed: ${(e as Error).message}`);
+    }
   };
   return {
     async find(slug, service, o = {}) {
@@ -98,7 +100,7 @@ export function createServiceContainers(docker: DockerHandle, runner: CommandRun
       const r = await p.result;
       return { code: r.exitCode, output: `${tail}\n${r.stderr}`.trim().slice(-2000) };
     },
-    stop: (c) => must(`stopping ${c.name}`, ["stop", c.id]),
-    start: (c) => must(`starting ${c.name}`, ["start", c.id]),
+    stop: (c) => must(`stopping ${c.name}`, () => engine().stop(c.id)),
+    start: (c) => must(`starting ${c.name}`, () => engine().start(c.id)),
   };
 }

@@ -25,6 +25,22 @@ export const INTERRUPTED = "interrupted: the server stopped";
 /** A presigned download URL lives this long. */
 const PRESIGN_S = 300;
 
+/**
+ * The containers an interrupted restore may have stopped: the ids it wrote before each stop, or (rows from before it
+ * wrote them) the one container it names when its strategy stops the service.
+ */
+export function stoppedBy(r: RestoreRow): string[] {
+  if (r.stoppedContainers !== null) {
+    try {
+      const ids = JSON.parse(r.stoppedContainers);
+      if (Array.isArray(ids)) return ids.filter((x): x is string => typeof x === "string" && x.length > 0);
+    } catch {
+      // an unreadable list: the column below is all there is
+    }
+  }
+  return STOP_STRATEGIES.has(r.strategy) && r.container ? [r.container] : [];
+}
+
 /** Build the service. */
 export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?: () => Promise<number> }) {
   // work that starts while recovery runs (a request right after the API listens) waits for it: the sweep must not
@@ -130,15 +146,18 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
     }
     for (const r of restores) {
       d.repo.updateRestore(r.id, { status: "failed", error: INTERRUPTED, finishedAt: iso(d.clock.now()) });
-      // the container may have been stopped by the restore: started again unless the app is meant to be stopped
-      if (STOP_STRATEGIES.has(r.strategy) && r.container && !d.appStopped?.(r.appSlug)) {
-        const c = { id: r.container, name: r.container, service: r.service ?? "", image: "", env: [], mounts: [] };
-        await d.containers.start(c).catch((e) =>
-          d.log.error("could not start a container an interrupted restore stopped", {
-            container: r.container,
-            error: (e as Error).message,
-          }),
-        );
+      // every container the restore stopped is started again, unless the app is meant to be stopped
+      if (!d.appStopped?.(r.appSlug)) {
+        for (const id of stoppedBy(r)) {
+          const c = { id, name: id, service: r.service ?? "", image: "", env: [], mounts: [] };
+          await d.containers.start(c).catch((e) =>
+            d.log.error("could not start a container an interrupted restore stopped", {
+              restore: r.id,
+              container: id,
+              error: (e as Error).message,
+            }),
+          );
+        }
       }
       d.log.warn("restore interrupted by a stop; marked failed", { restore: r.id, app: r.appSlug });
     }
@@ -232,7 +251,9 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
         const container = await d.containers.find(r.appSlug, r.service ?? "", { stopped: needsStop(strategy) }).catch((e) => {
           throw e instanceof HttpError ? e : conflict((e as Error).message);
         });
-        const row = restorer.start({ slug: r.appSlug, strategy, container, runId: r.id, open }, release, actor);
+        // the archive must be what the run stored: checked before anything is touched, and again as it is restored
+        const expect = r.sha256 && r.sizeBytes !== null ? { size: r.sizeBytes, sha256: r.sha256 } : null;
+        const row = restorer.start({ slug: r.appSlug, strategy, container, runId: r.id, open, expect }, release, actor);
         return { restore_id: row.id };
       } catch (e) {
         release();
