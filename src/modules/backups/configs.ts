@@ -3,7 +3,7 @@
  * The S3 secret key is sealed at rest and write-only: responses carry `""` or the mask, a PUT that omits it or sends
  * the mask keeps the stored one, and snapshots never hold it.
  */
-import { badRequest, notFound } from "../../lib/errors";
+import { badRequest, forbidden, notFound } from "../../lib/errors";
 import { iso } from "../../lib/time";
 import type { BackupConfig, BackupStrategy, BackupTarget } from "../../shared/backups";
 import { SECRET_MASK } from "../../shared/webhooks";
@@ -13,6 +13,23 @@ import { type BackupDeps, specOf } from "./deps";
 import { hooksOf } from "./hooks";
 import { type ConfigInput, checkHooks, checkSchedule, checkTarget, checkTimezone } from "./model";
 import type { ConfigRow, NewConfig } from "./repo";
+import { s3Origin } from "./targets/s3-config";
+
+/**
+ * Who writes a config. `admin`: an admin or super-admin (or the server itself) may point a target at any S3
+ * endpoint the address policy lets through; a manage user only at one an admin already set for the app.
+ */
+export interface Writer {
+  admin: boolean;
+}
+
+/** Where an S3 target's requests go (its origin), or null for local. */
+export function destination(kind: string, json: string): string | null {
+  if (kind !== "s3") return null;
+  const s = specOf(kind, json);
+  if (!s.endpoint) return null;
+  return s3Origin({ endpoint: s.endpoint, bucket: s.bucket ?? "", pathStyle: s.path_style ?? true });
+}
 
 const valid = <T>(v: T | { error: string }): T => {
   if (v && typeof v === "object" && "error" in v) throw badRequest(v.error);
@@ -80,7 +97,7 @@ export function createConfigs(d: ConfigDeps) {
     });
 
   /** The fields a request sets, checked against the app and what is stored. */
-  const fields = (slug: string, input: ConfigInput, prev: ConfigRow | null): Partial<NewConfig> => {
+  const fields = (slug: string, input: ConfigInput, prev: ConfigRow | null, who: Writer): Partial<NewConfig> => {
     const out: Partial<NewConfig> = {};
     if (input.service !== undefined) {
       const services = d.services(slug);
@@ -96,8 +113,20 @@ export function createConfigs(d: ConfigDeps) {
       const secret = keep ? stored : sent || null;
       const spec = checkTarget(input.target, secret);
       const { kind, ...rest } = spec;
+      const json = JSON.stringify(kind === "local" ? {} : rest);
+      const dest = destination(kind, json);
+      const before = prev ? destination(prev.targetKind, prev.targetJson) : null;
+      // Bun.S3Client follows redirects and cannot be pinned to a checked address, so a new endpoint is an admin's
+      // choice (as webhook and registry destinations are); a manage user reuses one an admin set for the app
+      if (dest !== null && dest !== before && !who.admin) {
+        const known = d.repo.configs(slug).some((c) => destination(c.targetKind, c.targetJson) === dest);
+        if (!known) throw forbidden();
+      }
+      // a stored secret is never sent somewhere new: a changed endpoint needs the secret again
+      if (dest !== null && keep && stored !== null && dest !== before)
+        throw badRequest("target.secret_key must be sent again when the s3 endpoint changes");
       out.targetKind = kind;
-      out.targetJson = JSON.stringify(kind === "local" ? {} : rest);
+      out.targetJson = json;
       out.secretEnc = kind === "s3" && secret ? d.secrets.seal(secret) : null;
     }
     const tz =
@@ -132,11 +161,11 @@ export function createConfigs(d: ConfigDeps) {
     /** An app's configs, oldest first. */
     list: (slug: string) => d.repo.configs(slug).map(json),
 
-    create(slug: string, input: ConfigInput, actor: Actor): BackupConfig {
+    create(slug: string, input: ConfigInput, actor: Actor, who: Writer = { admin: true }): BackupConfig {
       if (input.strategy === undefined) throw badRequest("strategy is required");
       if (input.service === undefined) throw badRequest("service is required");
       if (input.target === undefined) throw badRequest("target is required");
-      const f = fields(slug, input, null);
+      const f = fields(slug, input, null, who);
       const now = iso(d.clock.now());
       const r = d.db.tx(() => {
         const row = d.repo.insertConfig({
@@ -165,9 +194,9 @@ export function createConfigs(d: ConfigDeps) {
     },
 
     /** Change the fields given; the target's secret omitted or masked keeps the stored one. */
-    update(id: number, input: ConfigInput, actor: Actor): BackupConfig {
+    update(id: number, input: ConfigInput, actor: Actor, who: Writer = { admin: true }): BackupConfig {
       const before = exists(id);
-      const f = fields(before.appSlug ?? "", input, before);
+      const f = fields(before.appSlug ?? "", input, before, who);
       const r = d.db.tx(() => {
         const row = d.repo.updateConfig(id, { ...f, updatedAt: iso(d.clock.now()) });
         record(actor, "config_updated", row, before, row);

@@ -9,9 +9,11 @@ import { bodyLimit } from "../../http/body";
 import { noContent, parseId, withStatus } from "../../http/respond";
 import { badRequest, notFound } from "../../lib/errors";
 import type { Principal } from "../../shared/principal";
+import { SECRET_MASK } from "../../shared/webhooks";
 import { authPlugin } from "../auth/macro";
 import { authorize } from "../auth/policy";
-import { ConfigBody, ListQuery, TargetBody } from "./model";
+import { destination } from "./configs";
+import { ConfigBody, checkTarget, ListQuery, TargetBody, type TargetInput } from "./model";
 import { spoolMultipart } from "./upload";
 
 const id = (text: string) => {
@@ -39,11 +41,26 @@ export function backupRoutes(ctx: Ctx) {
     slug === null
       ? authorize(p, { role: "super_admin" }, { hasGrant: ctx.userRepo.hasGrant })
       : authorize(p, { app: need }, { slug, hasGrant: ctx.userRepo.hasGrant });
+  /** Admins choose S3 endpoints; a manage user uses the ones an admin set for the app. */
+  const writer = (p: Principal) => ({ admin: p.user.role === "super_admin" || p.user.role === "admin" });
   const app = (slug: string) => {
     if (!ctx.appRepo.bySlug(slug)) throw notFound();
     return slug;
   };
   const tags = ["backups"];
+  /**
+   * A test that takes a config's stored secret: the caller must be allowed to change that config (a state config's
+   * is super-admin only), and the secret goes only where the config sends it.
+   */
+  const storedSecretFor = (p: Principal, target: TargetInput, configId: number) => {
+    const c = ctx.backups.configs.row(configId);
+    scope(p, c.appSlug, "write");
+    const sent = target.kind === "s3" ? target.secret_key : undefined;
+    if (target.kind !== "s3" || (sent !== undefined && sent !== "" && sent !== SECRET_MASK)) return;
+    const { kind, ...spec } = checkTarget(target, "-");
+    if (destination(kind, JSON.stringify(spec)) !== destination(c.targetKind, c.targetJson))
+      throw badRequest("target.secret_key must be sent: the stored one goes only to its config's s3 endpoint");
+  };
 
   return new Elysia({ name: "backup-routes" })
     .use(authPlugin(ctx))
@@ -53,7 +70,8 @@ export function backupRoutes(ctx: Ctx) {
     })
     .post(
       "/api/apps/:slug/backups/configs",
-      ({ params, body, actor, set }) => withStatus(set, 201, ctx.backups.configs.create(app(params.slug), body, actor)),
+      ({ params, body, principal, actor, set }) =>
+        withStatus(set, 201, ctx.backups.configs.create(app(params.slug), body, actor, writer(principal))),
       {
         auth: write,
         body: ConfigBody,
@@ -65,7 +83,7 @@ export function backupRoutes(ctx: Ctx) {
       ({ params, body, principal, actor }) => {
         const c = ctx.backups.configs.row(id(params.id));
         scope(principal, c.appSlug, "write");
-        return ctx.backups.configs.update(c.id, body, actor);
+        return ctx.backups.configs.update(c.id, body, actor, writer(principal));
       },
       {
         auth: { role: "any" },
@@ -137,15 +155,22 @@ export function backupRoutes(ctx: Ctx) {
         detail: { tags, summary: "Restore an uploaded archive (multipart: file, strategy, container?; 32 MiB)" },
       },
     )
-    .post("/api/backups/targets/test", ({ body }) => ctx.backups.testTarget(body.target, body.config_id), {
-      // a probe of any address: admins only, as the answer tells what listens where
-      auth: { role: "admin" },
-      body: t.Object({
-        target: TargetBody,
-        config_id: t.Optional(t.Integer({ minimum: 1, description: "take a left-out S3 secret from this config" })),
-      }),
-      detail: { tags, summary: "Check a backup target: write, read back and delete a probe; {ok, error}" },
-    })
+    .post(
+      "/api/backups/targets/test",
+      ({ body, principal }) => {
+        if (body.config_id !== undefined) storedSecretFor(principal, body.target, body.config_id);
+        return ctx.backups.testTarget(body.target, body.config_id);
+      },
+      {
+        // a probe of any address: admins only, as the answer tells what listens where
+        auth: { role: "admin" },
+        body: t.Object({
+          target: TargetBody,
+          config_id: t.Optional(t.Integer({ minimum: 1, description: "take a left-out S3 secret from this config" })),
+        }),
+        detail: { tags, summary: "Check a backup target: write, read back and delete a probe; {ok, error}" },
+      },
+    )
     .get(
       "/api/apps/:slug/backups/restores",
       ({ params, query }) => ctx.backups.restores(app(params.slug), limitOf(query.limit)),

@@ -4,10 +4,11 @@
  * upload; Bun's `writer().end(err)` would complete it instead, so the stream goes through `S3File.write`.
  */
 import { randomBytes } from "node:crypto";
+import type { Resolver } from "../../webhooks/safe-http";
 import type { OpControl, Stored, Target } from "../types";
 import { checkKey, TargetError } from "./keys";
 import { abortError, meter } from "./meter";
-import type { S3TargetConfig } from "./s3-config";
+import { checkEndpointAddresses, type S3TargetConfig, s3Origin } from "./s3-config";
 
 /** Tuning of {@link createS3Target}; the defaults suit archives up to ~78 GiB (10,000 parts). */
 export interface S3TargetOptions {
@@ -20,6 +21,8 @@ export interface S3TargetOptions {
   /** How long test() waits for the server before it gives up (ms); default 15 s. */
   testTimeoutMs?: number;
   progressEveryMs?: number;
+  /** Resolves the endpoint's name before each request, for the address policy (default: the system resolver). */
+  resolve?: Resolver;
 }
 
 /** The S3 target, with the full object key of an archive key (for logs and tests). */
@@ -38,7 +41,7 @@ const PROBE = "sundeck probe\n";
 export function createS3Target(config: S3TargetConfig, opts: S3TargetOptions = {}): S3Target {
   const client = new Bun.S3Client({
     // virtual-hosted style: Bun takes the bucket from the endpoint's host and ignores `bucket`
-    endpoint: config.pathStyle ? config.endpoint : bucketHost(config.endpoint, config.bucket),
+    endpoint: s3Origin(config),
     bucket: config.bucket,
     region: config.region,
     accessKeyId: config.accessKey,
@@ -48,6 +51,11 @@ export function createS3Target(config: S3TargetConfig, opts: S3TargetOptions = {
   const upload = { partSize: opts.partSize ?? 8 * MiB, queueSize: opts.queueSize ?? 2, retry: opts.retry ?? 3 };
   const objectKey = (key: string) => config.prefix + checkKey(key);
   const where = `bucket ${JSON.stringify(config.bucket)} at ${config.endpoint}`;
+  /**
+   * The endpoint's addresses judged before each request (the name may resolve elsewhere than when it was stored):
+   * Bun.S3Client dials by name and follows redirects, so this is the check there is; the endpoint is set by admins.
+   */
+  const guard = () => checkEndpointAddresses(s3Origin(config), opts.resolve);
   /** Describe an S3 failure: the step, the S3 code and message, never the credentials. */
   const fail = (step: string, e: unknown) => {
     const code = (e as { code?: string })?.code;
@@ -59,6 +67,12 @@ export function createS3Target(config: S3TargetConfig, opts: S3TargetOptions = {
     let full: string;
     try {
       full = objectKey(key);
+    } catch (e) {
+      await data.cancel(e).catch(() => {});
+      throw e;
+    }
+    try {
+      await guard();
     } catch (e) {
       await data.cancel(e).catch(() => {});
       throw e;
@@ -101,6 +115,7 @@ export function createS3Target(config: S3TargetConfig, opts: S3TargetOptions = {
 
   async function get(key: string): Promise<ReadableStream<Uint8Array>> {
     const full = objectKey(key);
+    await guard();
     await client.stat(full).catch((e) => {
       throw fail(`read of ${full}`, e);
     });
@@ -109,6 +124,7 @@ export function createS3Target(config: S3TargetConfig, opts: S3TargetOptions = {
 
   async function del(key: string): Promise<void> {
     const full = objectKey(key);
+    await guard();
     try {
       await client.delete(full);
     } catch (e) {
@@ -123,6 +139,7 @@ export function createS3Target(config: S3TargetConfig, opts: S3TargetOptions = {
   async function test(): Promise<void> {
     const probe = `${config.prefix}.sundeck-probe-${randomBytes(6).toString("hex")}`;
     const steps = async () => {
+      await guard();
       await client.write(probe, PROBE).catch((e) => {
         throw fail("write of a probe object", e);
       });
@@ -163,13 +180,6 @@ export function createS3Target(config: S3TargetConfig, opts: S3TargetOptions = {
   return { kind: "s3", put, get, delete: del, presign, test, objectKey };
 }
 
-/** `scheme://<bucket>.<host>[:port]` of an endpoint. */
-function bucketHost(endpoint: string, bucket: string): string {
-  const url = new URL(endpoint);
-  url.hostname = `${bucket}.${url.hostname}`;
-  return url.origin;
-}
-
 /** A plainer message for the S3 codes a person meets when setting up a target. */
 function describe(code: string | undefined, message: string, c: S3TargetConfig): string {
   switch (code) {
@@ -182,10 +192,19 @@ function describe(code: string | undefined, message: string, c: S3TargetConfig):
     case "InvalidAccessKeyId":
     case "SignatureDoesNotMatch":
     case "AccessDenied":
-      return `access denied: ${message}`;
+      return `access denied: ${oneLine(message)}`;
+    case "UnknownError":
+      // not an S3 error document: whatever answered is not (only) an S3 server, and its body is not repeated
+      return "the server's answer is not an S3 answer";
     default:
-      return message;
+      return oneLine(message);
   }
+}
+
+/** A server's message on one line, at most 200 characters. */
+function oneLine(text: string): string {
+  const s = text.replace(/[\0-\x1f\x7f]+/g, " ").trim();
+  return s.length > 200 ? `${s.slice(0, 200)}…` : s;
 }
 
 /** Belt and braces: an error text never carries the secret key, whatever a server echoed. */
