@@ -1,0 +1,168 @@
+/**
+ * A stored archive that changed since its backup is not restored, on the real engine through the API: a volume (a
+ * tar, checked in the vetting pass) and a Redis dump (not a tar, checked in a pass of its own), each stored once on
+ * the local target (the file rewritten) and once on an S3 server (s3rver; the object overwritten). Each restore fails
+ * naming the sha256 it expected, with the service never stopped and its data as it was; the volume's original bytes
+ * put back restore again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ensureDbImage } from "../../../scripts/test-db-images";
+import { startDockerServer, waitApp } from "../../helpers/apps";
+import { dockerOk, removeProject, uniqueName } from "../../helpers/docker";
+import { until } from "../../helpers/http";
+import { type S3Server, startS3 } from "../../helpers/s3";
+import type { TestServer } from "../../helpers/server";
+
+const SLUG = uniqueName("sdt-verify");
+let s: TestServer;
+let s3: S3Server;
+
+const idOf = async (service: string) =>
+  (
+    await dockerOk(
+      "ps",
+      "-q",
+      "--filter",
+      `label=com.docker.compose.project=sundeck-${SLUG}`,
+      "--filter",
+      `label=com.docker.compose.service=${service}`,
+    )
+  ).trim();
+const startedAt = async (service: string) =>
+  (await dockerOk("inspect", "-f", "{{.State.StartedAt}}", await idOf(service))).trim();
+const files = async (cmd: string) => dockerOk("exec", await idOf("files"), "sh", "-c", cmd);
+const redis = async (...args: string[]) => (await dockerOk("exec", await idOf("cache"), "redis-cli", ...args)).trim();
+
+const targetOf = (kind: "local" | "s3") =>
+  kind === "local"
+    ? { kind: "local" }
+    : {
+        kind: "s3",
+        endpoint: s3.endpoint,
+        bucket: s3.bucket,
+        prefix: "verify/",
+        region: "",
+        access_key: s3.accessKey,
+        secret_key: s3.secretKey,
+      };
+
+/** Back up `service` with `strategy` to `kind`; returns the succeeded run. */
+async function backup(strategy: string, service: string, kind: "local" | "s3") {
+  const c = await s.root.post(`/api/apps/${SLUG}/backups/configs`, { strategy, service, target: targetOf(kind) });
+  expect(c.status).toBe(201);
+  const r = await s.root.post(`/api/backups/configs/${c.json.id}/run`);
+  expect(r.status).toBe(202);
+  await s.ctx.backups.waitRun(c.json.id);
+  const run = s.ctx.backups.runRow(r.json.run_id);
+  expect(run).toMatchObject({ status: "succeeded", error: null });
+  return run;
+}
+
+/** The stored bytes of a run, and a way to replace them (the local file, or the S3 object written anew). */
+function stored(run: { location: string | null; targetKind: string }) {
+  if (run.targetKind === "local") {
+    const path = join(s.ctx.config.data_dir, "backups", run.location!);
+    return { read: async () => new Uint8Array(readFileSync(path)), write: async (b: Uint8Array) => writeFileSync(path, b) };
+  }
+  const client = new Bun.S3Client({
+    endpoint: s3.endpoint,
+    bucket: s3.bucket,
+    accessKeyId: s3.accessKey,
+    secretAccessKey: s3.secretKey,
+    region: "us-east-1",
+  });
+  const file = client.file(`verify/${run.location}`);
+  return {
+    read: async () => new Uint8Array(await file.arrayBuffer()),
+    write: async (b: Uint8Array) => void (await file.write(b)),
+  };
+}
+
+async function restore(runId: number) {
+  const r = await s.root.post(`/api/backups/runs/${runId}/restore`);
+  expect(r.status).toBe(202);
+  await s.ctx.backups.waitRestore(r.json.restore_id);
+  return (await s.root.get(`/api/apps/${SLUG}/backups/restores`)).json.find((x: any) => x.id === r.json.restore_id);
+}
+
+beforeAll(async () => {
+  const image = await ensureDbImage("redis");
+  await removeProject(`sundeck-${SLUG}`, { volumes: true });
+  s3 = await startS3("backups");
+  s = await startDockerServer();
+  const compose = `services:
+  files:
+    image: sundeck-test/busybox:latest
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]
+    volumes:
+      - store:/data
+    stop_grace_period: 1s
+  cache:
+    image: ${image}
+    stop_grace_period: 2s
+volumes:
+  store: {}
+`;
+  expect((await s.root.post("/api/apps/deploy", { slug: SLUG, compose })).status).toBe(202);
+  await waitApp(s.root, SLUG, (a) => a.status === "running", 120_000);
+  await until(async () => (await redis("ping")) === "PONG", { timeout: 30_000, every: 200, what: "redis ready" });
+}, 240_000);
+afterAll(async () => {
+  await s?.stop();
+  await s3?.stop();
+  await removeProject(`sundeck-${SLUG}`, { volumes: true });
+}, 60_000);
+
+describe("a restore of a stored archive that changed since its backup", () => {
+  for (const kind of ["local", "s3"] as const) {
+    it(`(volume, ${kind}) fails before the service is stopped, the volume untouched; the original bytes restore`, async () => {
+      await files("echo backed-up > /data/a.txt");
+      const run = await backup("volume", "files", kind);
+      const store = stored(run);
+      const original = await store.read();
+      expect(new Bun.CryptoHasher("sha256").update(original).digest("hex")).toBe(run.sha256!);
+      // the same archive with other content of the same length: a valid one a restore would take, only its hash tells
+      const plain = Bun.gunzipSync(original);
+      const at = Buffer.from(plain).indexOf("backed-up\n");
+      expect(at).toBeGreaterThan(0);
+      plain.set(new TextEncoder().encode("tampered!\n"), at);
+      await store.write(Bun.gzipSync(plain));
+      await files("echo changed-since > /data/a.txt");
+      const before = await startedAt("files");
+
+      const r = await restore(run.id);
+      expect(r.status).toBe("failed");
+      expect(r.error).toStartWith(`archive changed since the backup: sha256 `);
+      expect(r.error).toContain(`expected ${run.sha256!.slice(0, 12)}`);
+      expect(await startedAt("files")).toBe(before);
+      expect((await files("cat /data/a.txt")).trim()).toBe("changed-since");
+
+      await store.write(original);
+      expect(await restore(run.id)).toMatchObject({ status: "succeeded", error: null });
+      await waitApp(s.root, SLUG, (a) => a.status === "running");
+      expect((await files("cat /data/a.txt")).trim()).toBe("backed-up");
+    }, 120_000);
+
+    it(`(redis dump, ${kind}) fails before the service is stopped or a byte is written, the data as it was`, async () => {
+      await redis("SET", "k", "backed-up");
+      const run = await backup("redis", "cache", kind);
+      const store = stored(run);
+      const original = await store.read();
+      // one byte of the compressed dump flipped, the size kept
+      const tampered = original.slice();
+      tampered[Math.floor(tampered.length / 2)] ^= 0xff;
+      await store.write(tampered);
+      await redis("SET", "k", "changed-since");
+      const before = await startedAt("cache");
+
+      const r = await restore(run.id);
+      expect(r.status).toBe("failed");
+      expect(r.error).toMatch(/^archive changed since the backup: sha256 [0-9a-f]{12}… expected [0-9a-f]{12}…$/);
+      expect(r.error).toContain(`expected ${run.sha256!.slice(0, 12)}`);
+      expect(await startedAt("cache")).toBe(before);
+      expect(await redis("GET", "k")).toBe("changed-since");
+    }, 120_000);
+  }
+});
