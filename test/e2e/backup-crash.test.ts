@@ -1,7 +1,8 @@
 /**
  * kill -9 in the middle of a backup and of a restore, then a restart (the built binary, the real engine): the
  * interrupted run is marked failed and its half-written file is gone (only the good backup remains, matching its
- * sha256); the interrupted restore is marked failed and the container it had stopped runs again.
+ * sha256); the interrupted restore, which had stopped both replicas of the service, is marked failed and both run
+ * again.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { readdirSync } from "node:fs";
@@ -29,6 +30,8 @@ const compose = `services:
     volumes:
       - store:/data
     stop_grace_period: 1s
+    deploy:
+      replicas: 2
 volumes:
   store: {}
 `;
@@ -45,9 +48,30 @@ function files(): string[] {
     return [];
   }
 }
-const container = async () =>
-  (await dockerOk("ps", "-aq", "--filter", `label=com.docker.compose.project=sundeck-${SLUG}`)).trim();
-const running = async () => (await dockerOk("inspect", "-f", "{{.State.Running}}", await container())).trim() === "true";
+/** The service's two replicas, the first one first. */
+const replicas = async () =>
+  (
+    await dockerOk(
+      "ps",
+      "-a",
+      "--filter",
+      `label=com.docker.compose.project=sundeck-${SLUG}`,
+      "--format",
+      '{{.Label "com.docker.compose.container-number"}} {{.ID}}',
+    )
+  )
+    .split("\n")
+    .filter(Boolean)
+    .sort((a, b) => Number(a.split(" ")[0]) - Number(b.split(" ")[0]))
+    .map((l) => l.split(" ")[1]);
+const container = async () => (await replicas())[0];
+/** Whether each replica runs. */
+const running = async () => {
+  const ids = await replicas();
+  return ids.length
+    ? (await dockerOk("inspect", "-f", "{{.State.Running}}", ...ids)).split("\n").map((l) => l.trim() === "true")
+    : [];
+};
 
 beforeAll(async () => {
   await requireDocker();
@@ -73,6 +97,7 @@ describe("kill -9 during a backup and a restore", () => {
     let api = new Client(server.url, { bearer: key });
     expect((await api.post("/api/apps/deploy", { slug: SLUG, compose })).status).toBe(202);
     await until(async () => (await api.get(`/api/apps/${SLUG}`)).json?.status === "running", { timeout: 60_000, what: "app up" });
+    expect(await running()).toEqual([true, true]);
     // 200 MiB that gzip cannot shrink: the run and the restore take seconds, long enough to be killed in the middle
     await dockerOk(
       "exec",
@@ -120,10 +145,14 @@ describe("kill -9 during a backup and a restore", () => {
     );
 
     const restore = (await api.post(`/api/backups/runs/${good}/restore`)).json.restore_id;
-    await until(async () => !(await running()), { timeout: 60_000, every: 10, what: "the restore to stop the container" });
+    await until(async () => (await running()).join() === "false,false", {
+      timeout: 60_000,
+      every: 10,
+      what: "the restore to stop both replicas",
+    });
     server.proc.kill("SIGKILL");
     await server.proc.exited;
-    expect(await running()).toBe(false);
+    expect(await running()).toEqual([false, false]);
 
     server = await startBinary(["--config", config], { env });
     api = new Client(server.url, { bearer: key });
@@ -135,7 +164,7 @@ describe("kill -9 during a backup and a restore", () => {
       { timeout: 30_000, what: "the interrupted restore marked failed" },
     );
     expect(failed.error).toBe("interrupted: the server stopped");
-    await until(running, { timeout: 30_000, what: "the container started again" });
+    await until(async () => (await running()).join() === "true,true", { timeout: 30_000, what: "both replicas started again" });
     await until(async () => (await api.get(`/api/apps/${SLUG}`)).json?.status === "running", {
       timeout: 60_000,
       what: "app running",
