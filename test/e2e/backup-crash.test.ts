@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
+import type { Engine } from "../../src/docker/types";
 import { type RunningBinary, runCli, startBinary } from "../helpers/binary";
 import { dockerOk, ensureTestImages, removeProject, requireDocker } from "../helpers/docker";
 import { Client, until } from "../helpers/http";
@@ -48,33 +49,16 @@ function files(): string[] {
     return [];
   }
 }
-/** The service's two replicas, the first one first. */
+let engine: Engine;
+/** The service's replicas (the engine's view), the first one first. */
 const replicas = async () =>
-  (
-    await dockerOk(
-      "ps",
-      "-a",
-      "--filter",
-      `label=com.docker.compose.project=sundeck-${SLUG}`,
-      "--format",
-      '{{.Label "com.docker.compose.container-number"}} {{.ID}}',
-    )
-  )
-    .split("\n")
-    .filter(Boolean)
-    .sort((a, b) => Number(a.split(" ")[0]) - Number(b.split(" ")[0]))
-    .map((l) => l.split(" ")[1]);
-const container = async () => (await replicas())[0];
+  (await engine.containers({ project: `sundeck-${SLUG}` })).sort((a, b) => (a.number ?? 0) - (b.number ?? 0));
+const container = async () => (await replicas())[0].id;
 /** Whether each replica runs. */
-const running = async () => {
-  const ids = await replicas();
-  return ids.length
-    ? (await dockerOk("inspect", "-f", "{{.State.Running}}", ...ids)).split("\n").map((l) => l.trim() === "true")
-    : [];
-};
+const running = async () => (await replicas()).map((c) => c.state === "running");
 
 beforeAll(async () => {
-  await requireDocker();
+  engine = await requireDocker();
   await ensureTestImages();
   await removeProject(`sundeck-${SLUG}`, { volumes: true });
   expect(

@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureDbImage } from "../../../scripts/test-db-images";
 import { startDockerServer, waitApp } from "../../helpers/apps";
-import { dockerOk, removeProject, uniqueName } from "../../helpers/docker";
+import { dockerOk, removeProject, requireDocker, uniqueName } from "../../helpers/docker";
 import { until } from "../../helpers/http";
 import { type S3Server, startS3 } from "../../helpers/s3";
 import type { TestServer } from "../../helpers/server";
@@ -19,17 +19,13 @@ const SLUG = uniqueName("sdt-verify");
 let s: TestServer;
 let s3: S3Server;
 
-const idOf = async (service: string) =>
-  (
-    await dockerOk(
-      "ps",
-      "-q",
-      "--filter",
-      `label=com.docker.compose.project=sundeck-${SLUG}`,
-      "--filter",
-      `label=com.docker.compose.service=${service}`,
-    )
-  ).trim();
+/** The running container of a service of the app. */
+const idOf = async (service: string) => {
+  const list = await (await requireDocker()).containers({ project: `sundeck-${SLUG}` });
+  const c = list.find((x) => x.service === service && x.state === "running");
+  if (!c) throw new Error(`no running container of ${service}`);
+  return c.id;
+};
 const startedAt = async (service: string) =>
   (await dockerOk("inspect", "-f", "{{.State.StartedAt}}", await idOf(service))).trim();
 const files = async (cmd: string) => dockerOk("exec", await idOf("files"), "sh", "-c", cmd);
