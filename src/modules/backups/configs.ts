@@ -99,6 +99,16 @@ export function createConfigs(d: ConfigDeps) {
   /** The fields a request sets, checked against the app and what is stored. */
   const fields = (slug: string, input: ConfigInput, prev: ConfigRow | null, who: Writer): Partial<NewConfig> => {
     const out: Partial<NewConfig> = {};
+    // a state config (Sundeck's own database) has no service, strategy of its own, or container to run hooks in
+    if (prev !== null && prev.appSlug === null) {
+      const sent = [
+        input.strategy !== undefined && "strategy",
+        input.service !== undefined && "service",
+        input.pre_hooks?.length && "pre_hooks",
+        input.post_hooks?.length && "post_hooks",
+      ].filter(Boolean);
+      if (sent.length) throw badRequest(`a sundeck state config takes no ${sent.join(", ")}`);
+    }
     if (input.service !== undefined) {
       const services = d.services(slug);
       if (services === null) throw notFound();

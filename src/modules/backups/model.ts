@@ -108,17 +108,30 @@ export function checkTimezone(tz: string): string | { error: string } {
   }
 }
 
-/** The cron expression if croner accepts it (5 or 6 fields), else the reason. */
+/** The cron expression if croner accepts it (5 or 6 fields) and it ever fires, else the reason. */
 export function checkSchedule(expr: string, tz: string | null): string | { error: string } {
   const e = expr.trim().replace(/\s+/g, " ");
-  if (e.split(" ").length < 5 || e.split(" ").length > 6) return { error: "schedule must be a cron expression of 5 or 6 fields" };
+  const parts = e.split(" ");
+  if (parts.length < 5 || parts.length > 6) return { error: "schedule must be a cron expression of 5 or 6 fields" };
   try {
     const c = new Cron(e, { paused: true, ...(tz ? { timezone: tz } : {}) });
+    const next = c.nextRun();
     c.stop();
+    if (next === null) return { error: "schedule: the expression never fires" };
   } catch (err) {
     return { error: `schedule: ${(err as Error).message.toLowerCase().replace(/\.$/, "")}` };
   }
   return e;
+}
+
+/**
+ * What the API refuses on top of {@link checkSchedule}: a seconds field of more than one second. Through the API a
+ * backup runs at most once a minute (`30 * * * * *` is fine), never a storm of one per second on every config.
+ */
+export function checkCadence(expr: string | null | undefined): { error: string } | null {
+  const parts = expr?.trim().split(/\s+/) ?? [];
+  if (parts.length !== 6 || (/^\d{1,2}$/.test(parts[0]) && Number(parts[0]) < 60)) return null;
+  return { error: "schedule: the seconds field must be one second from 0 to 59 (at most one backup a minute)" };
 }
 
 /** Hook commands trimmed, empty ones refused. */

@@ -13,7 +13,7 @@ import { SECRET_MASK } from "../../shared/webhooks";
 import { authPlugin } from "../auth/macro";
 import { authorize } from "../auth/policy";
 import { destination } from "./configs";
-import { ConfigBody, checkTarget, ListQuery, TargetBody, type TargetInput } from "./model";
+import { ConfigBody, checkCadence, checkTarget, ListQuery, TargetBody, type TargetInput } from "./model";
 import { spoolMultipart } from "./upload";
 
 const id = (text: string) => {
@@ -43,6 +43,12 @@ export function backupRoutes(ctx: Ctx) {
       : authorize(p, { app: need }, { slug, hasGrant: ctx.userRepo.hasGrant });
   /** Admins choose S3 endpoints; a manage user uses the ones an admin set for the app. */
   const writer = (p: Principal) => ({ admin: p.user.role === "super_admin" || p.user.role === "admin" });
+  /** A config body as the API takes it: at most one run a minute. */
+  const paced = <T extends { schedule?: string | null }>(body: T): T => {
+    const bad = checkCadence(body.schedule);
+    if (bad) throw badRequest(bad.error);
+    return body;
+  };
   const app = (slug: string) => {
     if (!ctx.appRepo.bySlug(slug)) throw notFound();
     return slug;
@@ -71,7 +77,7 @@ export function backupRoutes(ctx: Ctx) {
     .post(
       "/api/apps/:slug/backups/configs",
       ({ params, body, principal, actor, set }) =>
-        withStatus(set, 201, ctx.backups.configs.create(app(params.slug), body, actor, writer(principal))),
+        withStatus(set, 201, ctx.backups.configs.create(app(params.slug), paced(body), actor, writer(principal))),
       {
         auth: write,
         body: ConfigBody,
@@ -83,7 +89,7 @@ export function backupRoutes(ctx: Ctx) {
       ({ params, body, principal, actor }) => {
         const c = ctx.backups.configs.row(id(params.id));
         scope(principal, c.appSlug, "write");
-        return ctx.backups.configs.update(c.id, body, actor, writer(principal));
+        return ctx.backups.configs.update(c.id, paced(body), actor, writer(principal));
       },
       {
         auth: { role: "any" },

@@ -15,7 +15,7 @@ import { iso } from "../../lib/time";
 import type { BackupConfig, BackupRun } from "../../shared/backups";
 import type { Actor } from "../activity/model";
 import { authPlugin } from "../auth/macro";
-import { ConfigBody, checkSchedule, checkTarget, checkTimezone, ListQuery, TargetBody } from "./model";
+import { ConfigBody, checkCadence, checkSchedule, checkTarget, checkTimezone, ListQuery, TargetBody } from "./model";
 import { STATE_STRATEGY } from "./state";
 
 const p = ConfigBody.properties;
@@ -43,6 +43,8 @@ const valid = <T>(v: T | { error: string }): T => {
  * service's update, which arms it in the running scheduler like any config's.
  */
 export function createStateConfig(ctx: Ctx, input: StateConfigInput, actor: Actor): BackupConfig {
+  const cadence = checkCadence(input.schedule);
+  if (cadence) throw badRequest(cadence.error);
   const tz = input.timezone ? valid(checkTimezone(input.timezone)) : null;
   const schedule = input.schedule?.trim() ? valid(checkSchedule(input.schedule, tz)) : null;
   const secret = input.target.kind === "s3" ? input.target.secret_key || null : null;

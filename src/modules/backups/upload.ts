@@ -11,6 +11,22 @@ import { badRequest, HttpError } from "../../lib/errors";
 /** Longest a part's headers, or a text field, may be. */
 const MAX_HEADERS = 8 * 1024;
 const MAX_FIELD = 1024;
+/** Most parts a body may hold: the file, strategy, container and a few a client adds. */
+const MAX_PARTS = 8;
+/** The text fields kept; others are read and dropped. */
+const FIELDS = new Set(["strategy", "container"]);
+
+/**
+ * Time limits of a body: it must arrive whole within `totalMs` and never pause longer than `stallMs`, so a client
+ * trickling bytes cannot hold one of the few restore slots (taken before the body is read) for long.
+ */
+export interface SpoolLimits {
+  totalMs: number;
+  stallMs: number;
+}
+
+/** 32 MiB in 10 minutes is 56 KB/s; no pause of 30 s. */
+export const SPOOL_LIMITS: SpoolLimits = { totalMs: 10 * 60_000, stallMs: 30_000 };
 
 /** The boundary of a multipart/form-data content type, or a 400. */
 export function boundaryOf(contentType: string): string {
@@ -37,8 +53,10 @@ export async function spoolMultipart(
   contentType: string,
   dest: string,
   limit: number,
+  times: SpoolLimits = SPOOL_LIMITS,
 ): Promise<{ fields: Record<string, string>; fileBytes: number | null }> {
   if (!body) throw badRequest("file is required");
+  const started = Date.now();
   const delimiter = Buffer.from(`\r\n--${boundaryOf(contentType)}`);
   const fields: Record<string, string> = {};
   let fileBytes: number | null = null;
@@ -81,14 +99,39 @@ export async function spoolMultipart(
       o.end();
       await once(o, "close");
     }
-    if (field) fields[field.name] = Buffer.concat(field.chunks).toString("utf8");
+    if (field && FIELDS.has(field.name)) fields[field.name] = Buffer.concat(field.chunks).toString("utf8");
     field = null;
+  };
+  let parts = 0;
+  /** The next chunk, or a 400 when the body pauses too long or runs past its total time. */
+  const next = async () => {
+    const left = times.totalMs - (Date.now() - started);
+    const wait = Math.min(times.stallMs, left);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            badRequest(
+              wait < times.stallMs
+                ? `the upload did not arrive within ${Math.round(times.totalMs / 1000)} s`
+                : `the upload paused for more than ${Math.round(times.stallMs / 1000)} s`,
+            ),
+          ),
+        Math.max(0, wait),
+      );
+    });
+    try {
+      return await Promise.race([reader.read(), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   };
 
   const reader = body.getReader();
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await next();
       if (done) break;
       total += value.byteLength;
       if (total > limit) throw new HttpError(413);
@@ -131,6 +174,7 @@ export async function spoolMultipart(
           }
           const { name, filename } = disposition(buf.subarray(0, end).toString("utf8"));
           buf = buf.subarray(end + 4);
+          if (++parts > MAX_PARTS) throw badRequest(`the body may hold at most ${MAX_PARTS} parts`);
           if (name === "file" && filename !== null) {
             if (fileBytes !== null) throw badRequest("only one file may be sent");
             fileBytes = 0;

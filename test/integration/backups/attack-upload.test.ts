@@ -1,0 +1,110 @@
+/**
+ * Upload-restore as a hostile client would use it, on a real server (fake strategy and containers; the multipart
+ * reader, the route and the restore slots are real): a body that stalls gives its restore slot back instead of
+ * holding one of the four for the connection's idle timeout; a body of many parts is refused (text fields are held
+ * in memory); refusals leave no temp file behind.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { connect } from "node:net";
+import { join } from "node:path";
+import { spoolMultipart } from "../../../src/modules/backups/upload";
+import { composeOf, fakeContainers, fakeStrategy, seedApp } from "../../helpers/backups";
+import { startTestServer, type TestServer } from "../../helpers/server";
+import { tempDir } from "../../helpers/tmp";
+
+let s: TestServer;
+let key: string;
+const postgres = fakeStrategy("postgres");
+const B = "----attackboundary";
+
+beforeAll(async () => {
+  s = await startTestServer(
+    {},
+    { backups: { strategy: (id) => (id === "postgres" ? postgres : null), containers: fakeContainers() } },
+  );
+  seedApp(s.ctx, "shop", composeOf("db"));
+  await s.user("mallory", "manage", ["shop"]);
+  key = s.keyFor("mallory").key;
+}, 30_000);
+afterAll(() => s.stop());
+
+const part = (name: string, value: string, filename?: string) =>
+  `--${B}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ""}\r\n\r\n${value}\r\n`;
+
+/** POST a multipart body over fetch. */
+const upload = (body: string) =>
+  fetch(`${s.url}/api/apps/shop/backups/upload-restore`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": `multipart/form-data; boundary=${B}` },
+    body,
+  });
+
+/** Open an upload that sends its headers and the start of its body, then nothing more; returns its close. */
+function stalled(): Promise<{ close(): void; answer: Promise<string> }> {
+  const url = new URL(s.url);
+  const start = `${part("strategy", "postgres")}--${B}\r\nContent-Disposition: form-data; name="file"; filename="a.gz"\r\n\r\nxxxx`;
+  return new Promise((resolve, reject) => {
+    const sock = connect(Number(url.port), url.hostname, () => {
+      sock.write(
+        `POST /api/apps/shop/backups/upload-restore HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\n` +
+          `Content-Type: multipart/form-data; boundary=${B}\r\nContent-Length: 1000000\r\n\r\n${start}`,
+      );
+      let text = "";
+      const answer = new Promise<string>((done) => {
+        sock.on("data", (d) => {
+          text += d.toString();
+          done(text);
+        });
+        sock.on("close", () => done(text));
+      });
+      resolve({ close: () => sock.destroy(), answer });
+    });
+    sock.on("error", reject);
+  });
+}
+
+describe("restore slots and slow bodies", () => {
+  it("gives the slot of a stalled upload back (400) instead of holding it until the idle timeout", async () => {
+    const held = await Promise.all([stalled(), stalled(), stalled(), stalled()]);
+    try {
+      // all four slots are taken by bodies that never finish
+      const busy = await upload(`${part("strategy", "postgres")}${part("file", "data", "a.gz")}--${B}--\r\n`);
+      expect(busy.status).toBe(429);
+      const answers = await Promise.all(held.map((h) => h.answer));
+      for (const a of answers) expect(a).toMatch(/^HTTP\/1\.1 400[\s\S]*paused for more than 30 s/);
+      expect(s.ctx.backups.uploads()).toEqual([]);
+      const next = await upload(
+        `${part("strategy", "postgres")}${part("container", "sundeck-shop-db-1")}${part("file", "data", "a.gz")}--${B}--\r\n`,
+      );
+      expect(next.status).toBe(202);
+    } finally {
+      for (const h of held) h.close();
+    }
+  }, 60_000);
+
+  it("cuts a body that trickles past its total time (the reader, with short limits)", async () => {
+    const dir = tempDir("sundeck-attack-upload-");
+    let n = 0;
+    const trickle = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        await Bun.sleep(20);
+        c.enqueue(new TextEncoder().encode(n++ === 0 ? `\r\n--${B}\r\nContent-Disposition: form-data; name="x"\r\n\r\n` : "y"));
+      },
+    });
+    const t0 = Date.now();
+    await expect(
+      spoolMultipart(trickle, `multipart/form-data; boundary=${B}`, join(dir, "f"), 1 << 20, { totalMs: 300, stallMs: 200 }),
+    ).rejects.toThrow(/did not arrive within/);
+    expect(Date.now() - t0).toBeLessThan(2000);
+  });
+});
+
+describe("multipart shapes", () => {
+  it("refuses a body of many parts (fields are held in memory) and keeps no temp file", async () => {
+    const many = Array.from({ length: 40 }, (_, i) => part(`f${i}`, "x".repeat(1000))).join("");
+    const r = await upload(`${many}${part("strategy", "postgres")}${part("file", "data", "a.gz")}--${B}--\r\n`);
+    expect(r.status).toBe(400);
+    expect(await r.text()).toContain("at most 8 parts");
+    expect(s.ctx.backups.uploads()).toEqual([]);
+  });
+});
