@@ -30,10 +30,29 @@ export async function runHooks(
     });
     if (limit.aborted) throw late(i);
     if (r.code !== 0) {
-      const last = r.output.trim().split("\n").pop()?.slice(0, 300) ?? "";
+      const last = withoutEnv(r.output, c.env).trim().split("\n").pop()?.slice(0, 300) ?? "";
       throw new Error(`${which} hook ${i + 1} failed (exit ${r.code})${last ? `: ${last}` : ""}`);
     }
   }
+}
+
+/** Variables whose values are no secret and common in output (paths, versions). */
+const PLAIN_ENV = /^(PATH|HOME|HOSTNAME|LANG|LC_[A-Z]+|TERM|PWD|SHELL|USER|[A-Z0-9_]*_VERSION|PGDATA)$/;
+export const ENV_MASK = "[env]";
+
+/**
+ * `text` with every value of the container's environment (8 characters or more, plain ones aside) replaced: a
+ * hook's output lands in the run's error, which viewers of the app read, and they are not shown env values.
+ */
+export function withoutEnv(text: string, env: readonly string[]): string {
+  const values = env
+    .map((e) => [e.slice(0, Math.max(0, e.indexOf("="))), e.slice(e.indexOf("=") + 1)])
+    .filter(([k, v]) => k && v.length >= 8 && !PLAIN_ENV.test(k))
+    .map(([, v]) => v)
+    .sort((a, b) => b.length - a.length);
+  let out = text;
+  for (const v of values) out = out.split(v).join(ENV_MASK);
+  return out;
 }
 
 /** The hooks of a config row (JSON arrays). */
