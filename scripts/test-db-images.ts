@@ -3,7 +3,7 @@
  * 15, MariaDB 10.11, Redis 7, sqlite3) with their shared-library closure (ldd) and the loader copied into a busybox
  * rootfs, then `docker import`. Built only when a test asks (`ensureDbImage`), kept once present.
  * Host packages: postgresql-15, mariadb-server-core, mariadb-client, redis-tools, sqlite3 (.ci/run installs them).
- * Usage: bun scripts/test-db-images.ts [postgres|mariadb|redis|sqlite|distroless ...] [--force]
+ * Usage: bun scripts/test-db-images.ts [postgres|mariadb|redis|sqlite|sqlite-app|distroless ...] [--force]
  */
 import {
   chmodSync,
@@ -26,6 +26,8 @@ export const DB_IMAGES = {
   mariadb: "sundeck-test/mariadb:10.11",
   redis: "sundeck-test/redis:7",
   sqlite: "sundeck-test/sqlite:3",
+  /** The sqlite image with the backup labels its author would set: the strategy, and the database at /data/app.db. */
+  "sqlite-app": "sundeck-test/sqlite-app:3",
   /** One static binary and nothing else: no shell, no tar (the volume strategy must still work). */
   distroless: "sundeck-test/distroless:latest",
 } as const;
@@ -33,14 +35,23 @@ export type DbImageKind = keyof typeof DB_IMAGES;
 
 const PG = "/usr/lib/postgresql/15";
 
+// As the official images do: VAR unset and VAR_FILE set -> VAR is the file's content.
+const FILE_ENV = `file_env() {
+  eval "v=\\\${$1:-}; f=\\\${$1_FILE:-}"
+  if [ -z "$v" ] && [ -n "$f" ]; then v="$(cat "$f")"; export "$1=$v"; fi
+}
+`;
+
 const PG_ENTRY = `#!/bin/sh
 set -e
 export PATH=${PG}/bin:$PATH
+${FILE_ENV}for v in POSTGRES_PASSWORD POSTGRES_USER POSTGRES_DB; do file_env $v; done
 : "\${POSTGRES_USER:=postgres}"
 : "\${POSTGRES_DB:=$POSTGRES_USER}"
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   printf '%s\\n' "$POSTGRES_PASSWORD" > /tmp/pw
-  initdb -D "$PGDATA" -U "$POSTGRES_USER" --pwfile=/tmp/pw --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C --no-sync >/dev/null
+  # POSTGRES_INITDB_ARGS as the official image takes it (e.g. --auth-local=scram-sha-256: passwords on the socket too)
+  initdb -D "$PGDATA" -U "$POSTGRES_USER" --pwfile=/tmp/pw --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C --no-sync $POSTGRES_INITDB_ARGS >/dev/null
   rm -f /tmp/pw
   # a test image: durability is not what the tests are about, speed is
   printf "listen_addresses='*'\\nfsync=off\\nsynchronous_commit=off\\n" >> "$PGDATA/postgresql.conf"
@@ -55,6 +66,9 @@ exec postgres -D "$PGDATA"
 // the database from the environment at every start (idempotent statements).
 const MARIADB_ENTRY = `#!/bin/sh
 set -e
+${FILE_ENV}for v in MARIADB_ROOT_PASSWORD MYSQL_ROOT_PASSWORD MARIADB_DATABASE MYSQL_DATABASE MARIADB_USER MYSQL_USER MARIADB_PASSWORD MYSQL_PASSWORD; do
+  file_env $v
+done
 pw="\${MARIADB_ROOT_PASSWORD:-$MYSQL_ROOT_PASSWORD}"
 db="\${MARIADB_DATABASE:-$MYSQL_DATABASE}"
 {
@@ -167,6 +181,11 @@ const SPECS: Record<DbImageKind, DbSpec> = {
       mkdirSync(join(root, "data"), { recursive: true });
       entry(root, SLEEPER);
     },
+  },
+  "sqlite-app": {
+    needs: [["/usr/bin/sqlite3", "sqlite3"]],
+    changes: ["WORKDIR /data", 'CMD ["/entry.sh"]', "LABEL sundeck.backup.strategy=sqlite sundeck.backup.path=/data/app.db"],
+    fill: (root) => SPECS.sqlite.fill(root),
   },
   distroless: {
     needs: [],

@@ -2,6 +2,7 @@
  * The backup strategies by id (postgres, mysql, redis, sqlite, volume), detection, and the container view strategies
  * work on. `needsStop` says which restores the caller must run with the service stopped.
  */
+import { mkdirSync } from "node:fs";
 import type { BackupStrategy } from "../../../shared/backups";
 import type { BackupContainer } from "../types";
 import { mysqlStrategy } from "./mysql";
@@ -16,6 +17,8 @@ export { type AppStrategy, PATH_LABEL, type StrategyDeps, StrategyError } from "
 
 /** Every strategy, by id. */
 export function createStrategies(deps: StrategyDeps): Record<BackupStrategy, AppStrategy> {
+  // redis and sqlite restores spool under tmpDir (`spool` makes its own directory in it): a fresh data dir has none
+  if (deps.tmpDir) mkdirSync(deps.tmpDir, { recursive: true, mode: 0o700 });
   return {
     postgres: postgresStrategy(deps),
     mysql: mysqlStrategy(deps),

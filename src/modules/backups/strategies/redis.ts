@@ -3,7 +3,8 @@
  * (the replication SYNC: no file left in the container, no BGSAVE to wait for). Restore writes the RDB over the
  * server's dump file while the service is stopped (`needsStop`): Redis loads it on start. A running Redis would
  * overwrite the file at shutdown, so restoring into a running container is refused. The password, when the
- * environment (REDIS_PASSWORD) or the command (`--requirepass`) has one, travels as REDISCLI_AUTH, never in argv.
+ * environment (REDIS_PASSWORD), the command (`--requirepass`) or the file REDIS_PASSWORD_FILE names (read in the
+ * container) has one, travels as REDISCLI_AUTH, never in argv.
  *
  * Redis with `appendonly yes` loads the AOF, not the RDB, on start: a restore refuses when an AOF is present.
  */
@@ -11,7 +12,6 @@ import { posix } from "node:path";
 import type { BackupContainer, OpControl } from "../types";
 import {
   type AppStrategy,
-  envOf,
   execOk,
   execOutput,
   ownerOf,
@@ -21,6 +21,7 @@ import {
   StrategyError,
   spool,
 } from "./run";
+import { secretOf, withSecret } from "./secret";
 import { concatStreams, END_OF_ARCHIVE, fileHeader, padding } from "./tar";
 
 /** `redis-cli --rdb -` (7.0) writes the 40-byte EOF mark of the diskless transfer after the RDB: held back, dropped. */
@@ -37,8 +38,9 @@ export function redisStrategy(deps: StrategyDeps): AppStrategy {
     needsStop: true,
     async dump(c: BackupContainer, ctl: OpControl) {
       const info = await deps.engine.inspect(c.id);
-      const password = envOf(c, "REDIS_PASSWORD") || commandArg(info, "requirepass");
-      const env = password ? [`REDISCLI_AUTH=${password}`] : [];
+      const arg = commandArg(info, "requirepass");
+      const found = secretOf(c, "REDIS_PASSWORD");
+      const password = found && "value" in found ? found : arg ? { value: arg } : found;
       let cli = "redis-cli";
       for (const name of CLIS) {
         if (await execOk(deps.engine, c, [name, "--version"])) {
@@ -46,7 +48,8 @@ export function redisStrategy(deps: StrategyDeps): AppStrategy {
           break;
         }
       }
-      const out = await execOutput(deps.engine, c, `${cli} --rdb`, [cli, "--rdb", "-"], env, ctl);
+      const { cmd, env } = withSecret([cli, "--rdb", "-"], [], "REDISCLI_AUTH", password);
+      const out = await execOutput(deps.engine, c, `${cli} --rdb`, cmd, env, ctl);
       return out.pipeThrough(dropEofMark());
     },
     async restore(c: BackupContainer, data: ReadableStream<Uint8Array>, ctl: OpControl) {
