@@ -3,7 +3,7 @@
  * The S3 secret key is sealed at rest and write-only: responses carry `""` or the mask, a PUT that omits it or sends
  * the mask keeps the stored one, and snapshots never hold it.
  */
-import { badRequest, forbidden, notFound } from "../../lib/errors";
+import { badRequest, conflict, forbidden, notFound } from "../../lib/errors";
 import { iso } from "../../lib/time";
 import type { BackupConfig, BackupStrategy, BackupTarget } from "../../shared/backups";
 import { SECRET_MASK } from "../../shared/webhooks";
@@ -14,6 +14,9 @@ import { hooksOf } from "./hooks";
 import { type ConfigInput, checkHooks, checkSchedule, checkTarget, checkTimezone } from "./model";
 import type { ConfigRow, NewConfig } from "./repo";
 import { s3Origin } from "./targets/s3-config";
+
+/** Configs one app may have: each may run every minute, and all of them at once. */
+export const MAX_CONFIGS = 50;
 
 /**
  * Who writes a config. `admin`: an admin or super-admin (or the server itself) may point a target at any S3
@@ -132,9 +135,12 @@ export function createConfigs(d: ConfigDeps) {
         const known = d.repo.configs(slug).some((c) => destination(c.targetKind, c.targetJson) === dest);
         if (!known) throw forbidden();
       }
-      // a stored secret is never sent somewhere new: a changed endpoint needs the secret again
-      if (dest !== null && keep && stored !== null && dest !== before)
-        throw badRequest("target.secret_key must be sent again when the s3 endpoint changes");
+      // a stored secret is used only where it was stored for: a changed endpoint, bucket or key id needs it again
+      if (dest !== null && keep && stored !== null && prev) {
+        const was = specOf(prev.targetKind, prev.targetJson);
+        if (dest !== before || rest.bucket !== was.bucket || rest.access_key !== was.access_key)
+          throw badRequest("target.secret_key must be sent again when the s3 endpoint, bucket or access key changes");
+      }
       out.targetKind = kind;
       out.targetJson = json;
       out.secretEnc = kind === "s3" && secret ? d.secrets.seal(secret) : null;
@@ -175,6 +181,7 @@ export function createConfigs(d: ConfigDeps) {
       if (input.strategy === undefined) throw badRequest("strategy is required");
       if (input.service === undefined) throw badRequest("service is required");
       if (input.target === undefined) throw badRequest("target is required");
+      if (d.repo.configs(slug).length >= MAX_CONFIGS) throw conflict(`an app has at most ${MAX_CONFIGS} backup configs`);
       const f = fields(slug, input, null, who);
       const now = iso(d.clock.now());
       const r = d.db.tx(() => {

@@ -43,6 +43,20 @@ describe("schedules", () => {
   });
 });
 
+describe("how many", () => {
+  it("lets an app have at most 50 configs (each may run every minute, all at once)", async () => {
+    seedApp(s.ctx, "many", composeOf("db"));
+    const m = await s.user("mo", "manage", ["many"]);
+    for (let i = 0; i < 50; i++) {
+      const r = await m.post("/api/apps/many/backups/configs", local("0 3 1 1 *"));
+      expect(r.status).toBe(201);
+    }
+    const over = await m.post("/api/apps/many/backups/configs", local("0 3 1 1 *"));
+    expect(over.status).toBe(409);
+    expect(over.text).toContain("at most 50 backup configs");
+  });
+});
+
 describe("a state config stays one", () => {
   it("takes no strategy, service or hooks", async () => {
     const st = (await s.root.post("/api/system/backups/configs", { target: { kind: "local" } })).json;

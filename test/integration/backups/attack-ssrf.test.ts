@@ -124,6 +124,23 @@ describe("a stored secret goes only where it was sent for", () => {
     expect(sent.status).toBe(200);
   });
 
+  it("needs it again when the bucket or the access key changes (a manage user cannot aim an admin's secret elsewhere)", async () => {
+    const made = (await admin.post("/api/apps/shop/backups/configs", config(target({ secret_key: "admins-own" })))).json;
+    for (const over of [{ bucket: "another-app" }, { access_key: "OTHERKEY" }]) {
+      const r = await manager.put(`/api/backups/configs/${made.id}`, { target: target({ ...over, secret_key: "********" }) });
+      expect({ over, status: r.status }).toEqual({ over, status: 400 });
+      expect(r.text).toContain("secret_key must be sent again");
+    }
+    const own = await manager.put(`/api/backups/configs/${made.id}`, {
+      target: target({ bucket: "another-app", secret_key: "managers-own" }),
+    });
+    expect(own.status).toBe(200);
+    const row = s.ctx.db.sqlite.query("SELECT secret_enc FROM backup_configs WHERE id = ?").get(made.id) as {
+      secret_enc: string;
+    };
+    expect(s.ctx.secrets.open(row.secret_enc)).toBe("managers-own");
+  });
+
   it("targets/test takes a config's secret only for that config's endpoint, and a state config's only for super-admins", async () => {
     const made = (await admin.post("/api/apps/blog/backups/configs", config(target()))).json;
     const away = await admin.post("/api/backups/targets/test", {
