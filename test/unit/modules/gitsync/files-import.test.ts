@@ -306,9 +306,7 @@ describe("applyImport", () => {
         parse(readFileSync(join(dir, "web", "sundeck.yml"), "utf8")),
       );
       expect(planImport(s.ctx, readImport(dir)).changes).toEqual([]);
-      const entries = s.ctx.activity
-        .list({ limit: 200 }, { all: true })
-        .entries.filter((e) => e.id > before);
+      const entries = s.ctx.activity.list({ limit: 200 }, { all: true }).entries.filter((e) => e.id > before);
       expect(entries.map((e) => [e.category, e.action, e.actor_source, e.actor_name]).sort()).toEqual(
         [
           ["access", "access_revoked", "git_sync", "alice@example.com"],
