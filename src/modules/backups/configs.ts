@@ -122,7 +122,7 @@ export function createConfigs(d: ConfigDeps) {
     if (input.target !== undefined) {
       const sent = input.target.secret_key;
       const keep = sent === undefined || sent === SECRET_MASK;
-      const stored = prev?.secretEnc && prev.targetKind === "s3" ? d.secrets.open(prev.secretEnc) : null;
+      const stored = keep && prev?.secretEnc && prev.targetKind === "s3" ? opened(prev.secretEnc) : null;
       const secret = keep ? stored : sent || null;
       const spec = checkTarget(input.target, secret);
       const { kind, ...rest } = spec;
@@ -160,6 +160,15 @@ export function createConfigs(d: ConfigDeps) {
     if (input.post_hooks !== undefined) out.postHooks = JSON.stringify(valid(checkHooks("post_hooks", input.post_hooks)));
     if (input.enabled !== undefined) out.enabled = input.enabled;
     return out;
+  };
+
+  /** A stored secret opened; one sealed under another master_secret is a 400 asking for it again. */
+  const opened = (sealed: string) => {
+    try {
+      return d.secrets.open(sealed);
+    } catch {
+      throw badRequest("the stored target.secret_key cannot be opened (master_secret changed?): send it again");
+    }
   };
 
   const exists = (id: number) => {

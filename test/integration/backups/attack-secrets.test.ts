@@ -1,9 +1,11 @@
 /**
  * Secrets a backup run could spill to someone who may only read the app, on a real server (fake strategy and
  * containers): a failing hook's output goes into the run's `error`, which viewers read, so the container's
- * environment values (its passwords) are masked there and in the log line.
+ * environment values (its passwords) are masked there and in the log line. And a secret sealed under another
+ * master_secret is not a 500 that blocks sending a new one.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { createSecrets, deriveKeys } from "../../../src/lib/crypto";
 import { LogSink } from "../../../src/log/logger";
 import { composeOf, fakeContainer, fakeContainers, fakeStrategy, seedApp } from "../../helpers/backups";
 import type { Client } from "../../helpers/http";
@@ -63,5 +65,29 @@ describe("hook output", () => {
     expect(run.error).toContain("post hook 1 failed (exit 1)");
     expect(run.error).not.toContain(SECRET);
     expect(logs.snapshot().join("\n")).not.toContain(SECRET);
+  });
+});
+
+describe("master_secret changed", () => {
+  it("takes a new secret for a config whose stored one no longer opens, and asks for it when the mask is sent", async () => {
+    const target = {
+      kind: "s3",
+      endpoint: "http://127.0.0.1:9",
+      bucket: "backups",
+      prefix: "",
+      region: "",
+      access_key: "AK",
+      secret_key: "first",
+    };
+    const c = (await s.root.post("/api/apps/shop/backups/configs", { strategy: "postgres", service: "db", target })).json;
+    const foreign = createSecrets(deriveKeys("another-master-secret-of-32-chars!!").encryption).seal("first");
+    s.ctx.db.sqlite.query("UPDATE backup_configs SET secret_enc = ? WHERE id = ?").run(foreign, c.id);
+    const masked = await s.root.put(`/api/backups/configs/${c.id}`, { target: { ...target, secret_key: "********" } });
+    expect(masked.status).toBe(400);
+    expect(masked.text).toContain("cannot be opened");
+    const sent = await s.root.put(`/api/backups/configs/${c.id}`, { target: { ...target, secret_key: "second" } });
+    expect(sent.status).toBe(200);
+    const row = s.ctx.db.sqlite.query("SELECT secret_enc FROM backup_configs WHERE id = ?").get(c.id) as { secret_enc: string };
+    expect(s.ctx.secrets.open(row.secret_enc)).toBe("second");
   });
 });
