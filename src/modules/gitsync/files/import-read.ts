@@ -2,12 +2,12 @@
  * Reading what came from the remote: every `<slug>/sundeck.yml` and `_global.yml` under apps_dir, parsed strictly
  * and checked against the schema. One bad file refuses the whole import, with every problem named.
  */
-import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isSlug } from "../../../shared/slug";
 import { allowedOnDisk, GLOBAL_FILE, SIDECAR_FILE } from "./paths";
 import { checkShape, Global, type GlobalData, Sidecar, type SidecarData } from "./schema";
-import { parseYaml, SyncFileError } from "./yaml";
+import { MAX_FILE_BYTES, parseYaml, SyncFileError } from "./yaml";
 
 /** The sync files of a tree, checked. An app without a sidecar is absent (absent is "no change", never "delete all"). */
 export interface ParsedImport {
@@ -31,10 +31,32 @@ const present = (path: string) => {
   }
 };
 
-/** Read one file: a plain file (no symlink, no second name), strict YAML, the schema. */
+/**
+ * The text of a plain file (no symlink, no second name, at most 1 MiB), checked again on the open descriptor so a
+ * file swapped for a link between the check and the read is refused too.
+ */
+function readPlain(root: string, rel: string): string {
+  const refused = new SyncFileError(`${rel}: not a plain file (a symlink, a link or a directory)`);
+  if (!allowedOnDisk(root, rel)) throw refused;
+  let fd: number;
+  try {
+    fd = openSync(join(root, rel), constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    throw refused;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.nlink !== 1) throw refused;
+    if (st.size > MAX_FILE_BYTES) throw new SyncFileError(`${rel}: larger than 1 MiB`);
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Read one file: a plain file, strict YAML, the schema. */
 function readOne<T>(root: string, rel: string, check: (data: unknown, file: string) => T): T {
-  if (!allowedOnDisk(root, rel)) throw new SyncFileError(`${rel}: not a plain file (a symlink, a link or a directory)`);
-  return check(parseYaml(readFileSync(join(root, rel), "utf8"), rel), rel);
+  return check(parseYaml(readPlain(root, rel), rel), rel);
 }
 
 /** A local target has no S3 fields; one with them is a mistake worth naming. */

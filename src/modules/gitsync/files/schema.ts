@@ -10,11 +10,12 @@ import { BACKUP_STRATEGIES } from "../../../shared/backups";
 import { ROLES } from "../../../shared/roles";
 import { WEBHOOK_KINDS } from "../../../shared/webhooks";
 import { MAX_RULES_PER_SCOPE } from "../../alerts/service";
+import { MAX_CONFIGS } from "../../backups/configs";
 import { MAX_FIELD, MAX_HOOK, MAX_HOOKS, MAX_SCHEDULE } from "../../backups/model";
 import { SyncFileError } from "./yaml";
 
-/** Backup configs a sidecar may hold (the API has no cap; a file needs one). */
-export const MAX_BACKUPS_PER_APP = 50;
+/** Backup configs a sidecar may hold: the API's cap. */
+export const MAX_BACKUPS_PER_APP = MAX_CONFIGS;
 export const FORMAT_VERSION = 1;
 
 const strict = { additionalProperties: false };

@@ -5,7 +5,7 @@
 import { lstatSync, readdirSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Ctx } from "../../../context";
-import { writeFileAtomic } from "../../../lib/fs";
+import { ensurePrivateDir, writeFileAtomic } from "../../../lib/fs";
 import { isSlug } from "../../../shared/slug";
 import { COMPOSE_FILE } from "../../apps/files";
 import { globalOf, sidecarOf } from "./export";
@@ -39,6 +39,7 @@ function put(root: string, rel: string, text: string): boolean {
  */
 export function writeExport(ctx: Ctx, appsDir: string): string[] {
   const log = ctx.logs.logger("gitsync");
+  ensurePrivateDir(appsDir);
   const changed: string[] = [];
   const attempt = (rel: string, f: () => boolean) => {
     try {

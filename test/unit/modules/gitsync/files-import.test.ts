@@ -101,6 +101,18 @@ describe("readImport", () => {
     expect(p[0].startsWith(message)).toBe(true);
   });
 
+  it("refuses an alias bomb", () => {
+    const levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+    for (let i = 1; i < 9; i++) {
+      const prev = String.fromCharCode(96 + i);
+      const cur = String.fromCharCode(97 + i);
+      levels.push(`${cur}: &${cur} [${Array(10).fill(`*${prev}`).join(", ")}]`);
+    }
+    const p = problems({ "web/sundeck.yml": `${levels.join("\n")}\n` });
+    expect(p).toHaveLength(1);
+    expect(p[0]).toStartWith("web/sundeck.yml: invalid yaml");
+  });
+
   it("refuses a file over 1 MiB", () => {
     expect(problems({ "web/sundeck.yml": `# ${"x".repeat(1024 * 1024)}\n` })).toEqual(["web/sundeck.yml: larger than 1 MiB"]);
   });
