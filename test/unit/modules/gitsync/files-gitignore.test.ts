@@ -87,6 +87,17 @@ describe("generated .gitignore", () => {
     expect(listCommittable(root)).toEqual([...WANTED].sort());
   });
 
+  it("cannot stop an app's own nested .gitignore, which is why a sync stages listCommittable only", () => {
+    const root = tempDir();
+    git(root, "init", "-q", ".");
+    plant(root, ["web/docker-compose.yml", "web/data.db"]);
+    writeFileSync(join(root, ".gitignore"), gitignore());
+    // a container with a bind mount on its app directory can write this
+    writeFileSync(join(root, "web", ".gitignore"), "!*\n");
+    expect(git(root, "add", "-A", "--dry-run").out).toContain("add 'web/data.db'");
+    expect(listCommittable(root)).toEqual([".gitignore", "web/docker-compose.yml"]);
+  });
+
   it("agrees with git check-ignore on every path", () => {
     const root = tempDir();
     git(root, "init", "-q", ".");
