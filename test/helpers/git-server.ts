@@ -62,6 +62,11 @@ export function remotePaths(bare: string, ref = "main"): string[] {
   return p.stdout.toString().split("\n").filter(Boolean).sort();
 }
 
+/** `git fsck --strict` of a bare repository: throws when any object or ref is malformed. */
+export function fsck(bare: string): void {
+  git(["--git-dir", bare, "fsck", "--strict", "--no-progress", "--no-dangling"]);
+}
+
 /** The content of `path` at `ref` in a bare repository. */
 export function remoteFile(bare: string, path: string, ref = "main"): string {
   return git(["--git-dir", bare, "show", `${ref}:${path}`]);

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:f
 import { join } from "node:path";
 import { GitSyncError, type GitSyncErrorCode, openRepo, type RemoteAuth } from "../../../src/modules/gitsync/repo";
 import {
+  fsck,
   type GitServer,
   git,
   otherClone,
@@ -38,7 +39,11 @@ afterAll(async () => {
 });
 afterEach(() => {
   // whatever a test did, the remote holds nothing outside the allowed files
-  for (const bare of bares.splice(0)) for (const p of remotePaths(bare)) expect(specAllowed(p)).toBe(true);
+  for (const bare of bares.splice(0)) {
+    for (const p of remotePaths(bare)) expect(specAllowed(p)).toBe(true);
+    // what isomorphic-git wrote reads back as well-formed to git itself
+    fsck(bare);
+  }
 });
 
 let seq = 0;
@@ -234,13 +239,15 @@ describe("fetch and local-wins pull", () => {
   });
 
   it("keeps an uncommitted local edit over a remote change to the same file", async () => {
-    const { bare, apps, repo } = await setup({ pushed: true });
+    const { bare, apps, data, repo } = await setup({ pushed: true });
     await otherClone(bare).commitAndPush({ "web/.env": "PORT=1\n", "_global.yml": "users: []\n" }, "Remote edits");
     writeFiles(apps, { "web/.env": "PORT=2\n" });
     await repo.fetch();
     const r = await repo.pullLocalWins();
     expect(r).toMatchObject({ applied: ["_global.yml"], conflicts: ["web/.env"] });
     expect(readFileSync(join(apps, "web/.env"), "utf8")).toBe("PORT=2\n");
+    // the index follows the branch: git itself sees exactly the one local edit
+    expect(git(["--git-dir", join(data, "git", "repo"), "status", "--porcelain"])).toBe(" M web/.env\n");
     // the edit is still a local change that the next commit sends
     expect(await repo.commit("all", "Local env", AUTHOR)).not.toBeNull();
     await repo.push();
@@ -349,6 +356,55 @@ describe("remote errors and credentials", () => {
     }
   });
 
+  it("gives up on a remote that does not answer, and the next operation still runs", async () => {
+    const hung = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Promise<Response>(() => {}) });
+    try {
+      const { apps, data } = await setup();
+      const repo = await openRepo({
+        workTree: apps,
+        gitDir: join(data, "git", "hung"),
+        remote: `http://127.0.0.1:${hung.port}/x.git`,
+        auth: { kind: "none" },
+        allowed: specAllowed,
+        timeoutMs: 1000,
+      });
+      const started = Date.now();
+      const [a, b] = await Promise.all([repo.remoteState(), repo.remoteState()]);
+      expect(a.reachable ? null : a.error.message).toBe(`127.0.0.1:${hung.port} did not answer within 1 s`);
+      expect(b.reachable ? null : b.error.code).toBe("timeout");
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      await hung.stop(true);
+    }
+  });
+
+  it("does not follow a redirect to another host (the token would go with it)", async () => {
+    const seen: string[] = [];
+    const other = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: (req) => {
+        seen.push(req.headers.get("authorization") ?? "");
+        return new Response("no", { status: 404 });
+      },
+    });
+    const redirect = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: (req) => Response.redirect(`http://localhost:${other.port}${new URL(req.url).pathname}`, 302),
+    });
+    try {
+      expect(await remoteError(`http://127.0.0.1:${redirect.port}/x.git`)).toMatchObject({
+        code: "failed",
+        message: `the remote 127.0.0.1:${redirect.port} redirects to localhost:${other.port}: set the remote to the final URL`,
+      });
+      expect(seen).toEqual([]);
+    } finally {
+      await other.stop(true);
+      await redirect.stop(true);
+    }
+  });
+
   it("keeps tokens out of .git: the token or URL credentials never land in the git directory", async () => {
     const name = `creds${++seq}`;
     const bare = server.createBare(name);
@@ -382,5 +438,20 @@ describe("remote errors and credentials", () => {
       );
       expect(err.code).toBe("unsupported_remote");
     }
+  });
+});
+
+describe("loading", () => {
+  it("does not load isomorphic-git until a repository is opened", async () => {
+    const mod = join(import.meta.dir, "../../../src/modules/gitsync/repo/index.ts");
+    const script = `
+      const m = await import(${JSON.stringify(mod)});
+      const loaded = () => Object.keys(require.cache).some((k) => k.includes("isomorphic-git"));
+      const before = loaded();
+      m.parseRemote("https://example.test/x.git");
+      console.log(JSON.stringify({ before, exports: typeof m.openRepo }));`;
+    const p = Bun.spawnSync([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+    expect(p.stderr.toString()).toBe("");
+    expect(JSON.parse(p.stdout.toString())).toEqual({ before: false, exports: "function" });
   });
 });

@@ -130,6 +130,29 @@ describe.skipIf(!haveSshd)("SSH remote (system git, OpenSSH server)", () => {
     expect(b.reachable ? null : b.error.message).toBe(`cannot reach 127.0.0.1:${port} (connection refused)`);
   });
 
+  it("gives up on a server that never answers within the deadline", async () => {
+    // accepts TCP and says nothing: ssh waits for a banner that never comes
+    const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    try {
+      const apps = tempDir("sundeck-apps-");
+      const data = tempDir("sundeck-data-");
+      const repo = await openRepo({
+        workTree: apps,
+        gitDir: join(data, "git", "repo"),
+        remote: `ssh://git@127.0.0.1:${silent.port}/x.git`,
+        auth: { kind: "ssh", keyPath: sshd.keyPath, knownHostsPath: join(data, "git", "known_hosts") },
+        allowed: specAllowed,
+        timeoutMs: 1500,
+      });
+      const started = Date.now();
+      const s = await repo.remoteState();
+      expect(s.reachable ? null : s.error.message).toBe(`127.0.0.1:${silent.port} did not answer within 2 s`);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      silent.stop(true);
+    }
+  });
+
   it("does not pass the server's GIT_* environment to the system git", async () => {
     const bare = bareRepo();
     const { repo } = await open(sshd.url(bare));

@@ -75,15 +75,24 @@ export function sshTransport(paths: RepoPaths, remote: RemoteSpec, auth: RemoteA
         "core.askPass=",
         ...args,
       ],
-      { env, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: timeoutMs, killSignal: "SIGKILL" },
+      // its own process group, so the deadline kills ssh too (it holds the pipes open after git dies)
+      { env, stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true },
     );
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-proc.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }, timeoutMs);
     const [stdout, stderr, code] = await Promise.all([
       new Response(proc.stdout).text(),
       new Response(proc.stderr).text(),
       proc.exited,
-    ]);
-    if (proc.signalCode === "SIGKILL")
-      throw new GitSyncError("timeout", `${where} did not answer within ${Math.round(timeoutMs / 1000)} s`);
+    ]).finally(() => clearTimeout(timer));
+    if (timedOut) throw new GitSyncError("timeout", `${where} did not answer within ${Math.round(timeoutMs / 1000)} s`);
     return { stdout, stderr, code };
   };
 
