@@ -56,6 +56,16 @@ async function backup(strategy: string, service: string, kind: "local" | "s3") {
   return run;
 }
 
+/** The same archive with other content of the same length: a valid one a restore would take, only its hash tells. */
+function tamper(archive: Uint8Array, from: string, to: string): Uint8Array {
+  const plain = Bun.gunzipSync(archive);
+  const at = Buffer.from(plain).indexOf(from);
+  expect(at).toBeGreaterThan(0);
+  expect(to.length).toBe(from.length);
+  plain.set(new TextEncoder().encode(to), at);
+  return Bun.gzipSync(plain);
+}
+
 /** The stored bytes of a run, and a way to replace them (the local file, or the S3 object written anew). */
 function stored(run: { location: string | null; targetKind: string }) {
   if (run.targetKind === "local") {
@@ -95,11 +105,18 @@ beforeAll(async () => {
     volumes:
       - store:/data
     stop_grace_period: 1s
+  slow:
+    image: sundeck-test/busybox:latest
+    command: ["sh", "-c", "trap '' TERM; while true; do sleep 1; done"]
+    volumes:
+      - slow:/data
+    stop_grace_period: 3s
   cache:
     image: ${image}
     stop_grace_period: 2s
 volumes:
   store: {}
+  slow: {}
 `;
   expect((await s.root.post("/api/apps/deploy", { slug: SLUG, compose })).status).toBe(202);
   await waitApp(s.root, SLUG, (a) => a.status === "running", 120_000);
@@ -119,12 +136,7 @@ describe("a restore of a stored archive that changed since its backup", () => {
       const store = stored(run);
       const original = await store.read();
       expect(new Bun.CryptoHasher("sha256").update(original).digest("hex")).toBe(run.sha256!);
-      // the same archive with other content of the same length: a valid one a restore would take, only its hash tells
-      const plain = Bun.gunzipSync(original);
-      const at = Buffer.from(plain).indexOf("backed-up\n");
-      expect(at).toBeGreaterThan(0);
-      plain.set(new TextEncoder().encode("tampered!\n"), at);
-      await store.write(Bun.gzipSync(plain));
+      await store.write(tamper(original, "backed-up\n", "tampered!\n"));
       await files("echo changed-since > /data/a.txt");
       const before = await startedAt("files");
 
@@ -161,4 +173,34 @@ describe("a restore of a stored archive that changed since its backup", () => {
       expect(await redis("GET", "k")).toBe("changed-since");
     }, 120_000);
   }
+});
+
+describe("a restore of a stored archive that changes after it was checked", () => {
+  it("fails saying so, and the service it stopped runs again", async () => {
+    await dockerOk("exec", await idOf("slow"), "sh", "-c", "echo backed-up > /data/a.txt");
+    const run = await backup("volume", "slow", "local");
+    const store = stored(run);
+    const original = await store.read();
+    const id = await idOf("slow");
+    // the stop signal is the sign the check passed: the archive is rewritten while the service takes its 3 s to stop,
+    // before the restore reads it again
+    const watch = new AbortController();
+    const engine = await requireDocker();
+    const since = Date.now() / 1000;
+    const rewritten = (async () => {
+      for await (const e of engine.events({ filters: { container: [id], event: ["kill"] }, since, signal: watch.signal })) {
+        if (e.attributes.signal !== "15") continue;
+        await store.write(tamper(original, "backed-up\n", "tampered!\n"));
+        return true;
+      }
+      return false;
+    })();
+    const r = await restore(run.id).finally(() => watch.abort());
+    expect(await rewritten).toBe(true);
+    expect(r.status).toBe("failed");
+    expect(r.error).toStartWith("archive changed while it was restored (it matched its backup when checked");
+    expect(r.error).toContain(`expected ${run.sha256!.slice(0, 12)}`);
+    await waitApp(s.root, SLUG, (a) => a.status === "running");
+    expect(await idOf("slow")).toBe(id);
+  }, 120_000);
 });
