@@ -58,7 +58,7 @@ async function backup(strategy: string, service: string, kind: "local" | "s3") {
 
 /** The same archive with other content of the same length: a valid one a restore would take, only its hash tells. */
 function tamper(archive: Uint8Array, from: string, to: string): Uint8Array {
-  const plain = Bun.gunzipSync(archive);
+  const plain = Bun.gunzipSync(new Uint8Array(archive));
   const at = Buffer.from(plain).indexOf(from);
   expect(at).toBeGreaterThan(0);
   expect(to.length).toBe(from.length);
@@ -98,20 +98,15 @@ beforeAll(async () => {
   await removeProject(`sundeck-${SLUG}`, { volumes: true });
   s3 = await startS3("backups");
   s = await startDockerServer();
+  // files stops at once; slow ignores SIGTERM, so its stop takes its whole grace period
+  const busybox = (name: string, volume: string, onTerm: string, graceS: number) => `  ${name}:
+    image: sundeck-test/busybox:latest
+    command: ["sh", "-c", "trap '${onTerm}' TERM; while true; do sleep 1; done"]
+    volumes: ["${volume}:/data"]
+    stop_grace_period: ${graceS}s
+`;
   const compose = `services:
-  files:
-    image: sundeck-test/busybox:latest
-    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]
-    volumes:
-      - store:/data
-    stop_grace_period: 1s
-  slow:
-    image: sundeck-test/busybox:latest
-    command: ["sh", "-c", "trap '' TERM; while true; do sleep 1; done"]
-    volumes:
-      - slow:/data
-    stop_grace_period: 3s
-  cache:
+${busybox("files", "store", "exit 0", 1)}${busybox("slow", "slow", "", 3)}  cache:
     image: ${image}
     stop_grace_period: 2s
 volumes:
