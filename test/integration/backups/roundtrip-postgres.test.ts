@@ -7,8 +7,9 @@
 import { describeDbRoundTrip, type ServiceExec } from "../../helpers/backups";
 
 const PASSWORD = "pg-file-secret";
-const psql = (exec: ServiceExec, sql: string) =>
-  exec(["psql", "-U", "sd", "-d", "app", "-tAc", sql], [`PGPASSWORD=${PASSWORD}`]).then((out) => out.trim());
+const passwords: Record<string, string> = { db: "s3cret", dbfile: PASSWORD };
+const psql = (exec: ServiceExec, service: string, sql: string) =>
+  exec(["psql", "-U", "sd", "-d", "app", "-tAc", sql], [`PGPASSWORD=${passwords[service]}`]).then((out) => out.trim());
 
 describeDbRoundTrip({
   strategy: "postgres",
@@ -20,6 +21,7 @@ describeDbRoundTrip({
       POSTGRES_USER: sd
       POSTGRES_PASSWORD: s3cret
       POSTGRES_DB: app
+      POSTGRES_INITDB_ARGS: --auth-local=scram-sha-256
     stop_grace_period: 2s
   dbfile:
     image: ${image}
@@ -37,14 +39,15 @@ describeDbRoundTrip({
     { service: "db", target: "local" },
     { service: "dbfile", target: "local", what: "POSTGRES_PASSWORD_FILE" },
   ],
-  ready: (exec) => psql(exec, "select 1"),
-  seed: (exec) =>
+  ready: (exec, service) => psql(exec, service, "select 1"),
+  seed: (exec, service) =>
     psql(
       exec,
+      service,
       "create table items(id int primary key, name text); insert into items select g, 'item ' || g from generate_series(1, 2000) g",
     ),
-  destroy: (exec) => psql(exec, "drop table items"),
-  read: (exec) => psql(exec, "select count(*), max(name) from items"),
+  destroy: (exec, service) => psql(exec, service, "drop table items"),
+  read: (exec, service) => psql(exec, service, "select count(*), max(name) from items"),
   expected: "2000|item 999",
   head: /^PGDMP/,
 });
