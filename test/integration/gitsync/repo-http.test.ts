@@ -3,7 +3,7 @@
  * first push, commit and push, fetch counts, local-wins pull, and the remote's tree holding only allowed files.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "bun:test";
-import { readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { linkSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { GitSyncError, type GitSyncErrorCode, openRepo, type RemoteAuth } from "../../../src/modules/gitsync/repo";
 import {
@@ -156,6 +156,23 @@ describe("commit and push", () => {
       "web/.env",
       "web/docker-compose.yml",
     ]);
+  });
+
+  it("never reads a symlink or a hard link standing where an allowed file belongs", async () => {
+    const { bare, apps, repo } = await setup({ pushed: true });
+    rmSync(join(apps, "web/.env"));
+    linkSync(join(apps, "sundeck.db"), join(apps, "web/.env"));
+    rmSync(join(apps, "_global.yml"));
+    symlinkSync(join(apps, "config.yaml"), join(apps, "_global.yml"));
+    writeFiles(apps, { "api/docker-compose.yml": "services: {}\n" });
+    symlinkSync(join(apps, "sundeck.db"), join(apps, "api/.env"));
+    expect(await repo.commit("all", "Sync", AUTHOR)).not.toBeNull();
+    expect(await repo.commit(["web/.env", "_global.yml", "api/.env"], "Again", AUTHOR)).toBeNull();
+    await repo.push();
+    expect(remoteFile(bare, "web/.env")).toBe(APPS["web/.env"]);
+    expect(remoteFile(bare, "_global.yml")).toBe(APPS["_global.yml"]);
+    expect(remotePaths(bare)).toContain("api/docker-compose.yml");
+    expect(remotePaths(bare)).not.toContain("api/.env");
   });
 
   it("refuses to commit a path outside the policy", async () => {

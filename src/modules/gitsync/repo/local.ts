@@ -96,6 +96,8 @@ export async function commitPaths(
   }
   for (const p of candidates) {
     const st = lstatRel(l.paths.dir, p);
+    // a symlink, a directory or a hard link where a file belongs: neither read nor taken for a deletion
+    if (st.kind === "other") continue;
     let e: Entry | undefined;
     if (st.kind === "file") {
       const oid = await l.git.writeBlob({ fs, gitdir: l.paths.gitdir, blob: readFileSync(join(l.paths.dir, p)) });

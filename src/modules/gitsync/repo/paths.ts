@@ -37,7 +37,7 @@ export function scanFiles(dir: string, maxDepth: number, skip: string): string[]
   return out.sort();
 }
 
-/** What is at `rel` in the work tree: a regular file (with its exec bit), nothing, or something else. */
+/** What is at `rel` in the work tree: a regular file with one link (and its exec bit), nothing, or something else. */
 export function lstatRel(dir: string, rel: string): { kind: "file"; exec: boolean; mode: number } | { kind: "none" | "other" } {
   let parent = dir;
   const parts = rel.split("/");
@@ -51,7 +51,8 @@ export function lstatRel(dir: string, rel: string): { kind: "file"; exec: boolea
   }
   try {
     const st = lstatSync(join(dir, rel));
-    if (!st.isFile()) return { kind: "other" };
+    // a second name for a file could be the database or a key: only a file with one name is ours to read
+    if (!st.isFile() || st.nlink !== 1) return { kind: "other" };
     return { kind: "file", exec: (st.mode & 0o100) !== 0, mode: st.mode & 0o777 };
   } catch {
     return { kind: "none" };
