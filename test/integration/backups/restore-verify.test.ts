@@ -148,7 +148,7 @@ describe("a restore of a stored archive that changed since its backup", () => {
       expect((await files("cat /data/a.txt")).trim()).toBe("backed-up");
     }, 120_000);
 
-    it(`(redis dump, ${kind}) fails before the service is stopped or a byte is written, the data as it was`, async () => {
+    it(`(redis dump, ${kind}) fails before the service is stopped or a byte is written, the data as it was; the original bytes restore`, async () => {
       await redis("SET", "k", "backed-up");
       const run = await backup("redis", "cache", kind);
       const store = stored(run);
@@ -166,6 +166,11 @@ describe("a restore of a stored archive that changed since its backup", () => {
       expect(r.error).toContain(`expected ${run.sha256!.slice(0, 12)}`);
       expect(await startedAt("cache")).toBe(before);
       expect(await redis("GET", "k")).toBe("changed-since");
+
+      await store.write(original);
+      expect(await restore(run.id)).toMatchObject({ status: "succeeded", error: null });
+      await waitApp(s.root, SLUG, (a) => a.status === "running");
+      await until(async () => (await redis("GET", "k")) === "backed-up", { timeout: 30_000, what: "the dump restored" });
     }, 120_000);
   }
 });
