@@ -1,7 +1,8 @@
 /**
  * A real OpenSSH server for tests (Debian `openssh-server`): `sshd -D -e` on a free loopback port with its own host key,
  * one generated client key and a config of its own, run as the user running the tests. A non-root sshd can only log
- * in its own user (no PAM, no StrictModes); as root it needs the privilege-separation directory /run/sshd.
+ * in its own user (no PAM, no StrictModes: checked by hand with a throwaway user); as root it needs the
+ * privilege-separation directory /run/sshd, which Debian's service unit would otherwise make.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

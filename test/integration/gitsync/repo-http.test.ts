@@ -199,6 +199,8 @@ describe("commit and push", () => {
     writeFiles(apps, Object.fromEntries(slugs.map((s) => [`${s}/docker-compose.yml`, `# ${s}\n`])));
     const shas = await Promise.all(slugs.map((s) => repo.commit([`${s}/docker-compose.yml`], `Add ${s}`, AUTHOR)));
     expect(new Set(shas).size).toBe(5);
+    await repo.idle();
+    expect(await repo.head()).toBe(shas[4]!);
     await repo.push();
     expect(remoteLog(bare)).toHaveLength(6);
     for (const s of slugs) expect(remotePaths(bare)).toContain(`${s}/docker-compose.yml`);

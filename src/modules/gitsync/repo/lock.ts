@@ -3,21 +3,15 @@
 /** A FIFO of async operations. */
 export class SerialQueue {
   private tail: Promise<unknown> = Promise.resolve();
-  private pending = 0;
 
-  /** Operations queued or running. */
-  get size(): number {
-    return this.pending;
+  /** Resolves once everything queued so far has settled. */
+  idle(): Promise<void> {
+    return this.tail.then(() => {});
   }
 
   /** Run `fn` after every operation queued before it has settled. */
   run<T>(fn: () => Promise<T>): Promise<T> {
-    this.pending++;
-    const next = this.tail
-      .then(() => fn())
-      .finally(() => {
-        this.pending--;
-      });
+    const next = this.tail.then(() => fn());
     this.tail = next.catch(() => {});
     return next;
   }

@@ -97,5 +97,7 @@ export async function openRepo(o: OpenOptions): Promise<GitRepo> {
     pullLocalWins: (opts) => queue.run(() => pullLocalWins(l, opts)),
 
     head: () => resolveRef(l, l.ref),
+
+    idle: () => queue.idle(),
   };
 }

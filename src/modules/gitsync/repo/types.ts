@@ -93,4 +93,6 @@ export interface GitRepo {
   pullLocalWins(opts?: PullOptions): Promise<PullResult>;
   /** The local branch's sha (null before the first commit). */
   head(): Promise<string | null>;
+  /** Resolves once every operation queued so far has finished (before opening the same git directory anew). */
+  idle(): Promise<void>;
 }
