@@ -12,7 +12,7 @@ import { tempDir } from "./tmp";
 
 export const SSHD = "/usr/sbin/sshd";
 
-/** Whether this machine has sshd (`apt-get install openssh-server`). */
+/** Whether this machine has sshd (`apt-get install openssh-server`; CI installs it, and there the SSH tests never skip). */
 export const haveSshd = existsSync(SSHD);
 
 export interface Sshd {

@@ -21,7 +21,7 @@ import { haveSshd, type Sshd, startSshd } from "../../helpers/sshd";
 import { tempDir } from "../../helpers/tmp";
 
 const AUTHOR = { name: "Sundeck Bot", email: "bot@sundeck.test" };
-describe.skipIf(!haveSshd)("SSH remote (system git, OpenSSH server)", () => {
+describe.skipIf(!haveSshd && !process.env.CI)("SSH remote (system git, OpenSSH server)", () => {
   let sshd: Sshd;
   const bares: string[] = [];
   beforeAll(async () => {
