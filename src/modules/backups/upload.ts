@@ -11,6 +11,8 @@ import { badRequest, HttpError } from "../../lib/errors";
 /** Longest a part's headers, or a text field, may be. */
 const MAX_HEADERS = 8 * 1024;
 const MAX_FIELD = 1024;
+/** Longest the transport padding after a boundary may be. */
+const MAX_PADDING = 1024;
 /** Most parts a body may hold: the file, strategy, container and a few a client adds. */
 const MAX_PARTS = 8;
 /** The text fields kept; others are read and dropped. */
@@ -162,16 +164,18 @@ export async function spoolMultipart(
           }
           // transport padding before the CRLF is allowed
           const eol = buf.indexOf("\r\n");
-          if (eol < 0) break;
+          if (eol < 0) {
+            // padding is a few spaces: a line that never ends would be held (and copied) whole
+            if (buf.length > MAX_PADDING) throw badRequest("malformed multipart body");
+            break;
+          }
           buf = buf.subarray(eol + 2);
           state = "headers";
         }
         if (state === "headers") {
           const end = buf.indexOf("\r\n\r\n");
-          if (end < 0) {
-            if (buf.length > MAX_HEADERS) throw badRequest("malformed multipart body");
-            break;
-          }
+          if ((end < 0 ? buf.length : end) > MAX_HEADERS) throw badRequest("malformed multipart body");
+          if (end < 0) break;
           const { name, filename } = disposition(buf.subarray(0, end).toString("utf8"));
           buf = buf.subarray(end + 4);
           if (++parts > MAX_PARTS) throw badRequest(`the body may hold at most ${MAX_PARTS} parts`);

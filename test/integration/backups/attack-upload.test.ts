@@ -2,7 +2,7 @@
  * Upload-restore as a hostile client would use it, on a real server (fake strategy and containers; the multipart
  * reader, the route and the restore slots are real): a body that stalls gives its restore slot back instead of
  * holding one of the four for the connection's idle timeout; a body of many parts is refused (text fields are held
- * in memory); refusals leave no temp file behind.
+ * in memory), and so is a line or a part header that keeps growing; refusals leave no temp file behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { connect } from "node:net";
@@ -99,7 +99,42 @@ describe("restore slots and slow bodies", () => {
   });
 });
 
+/** A stream of `first`, then `more` forever (every 1 ms), as a body that never ends. */
+const endless = (first: string, more: string) => {
+  let sent = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(c) {
+      if (sent) await Bun.sleep(1);
+      c.enqueue(new TextEncoder().encode(sent ? more : first));
+      sent = true;
+    },
+  });
+};
+
 describe("multipart shapes", () => {
+  it("refuses a boundary followed by a line that never ends, instead of holding and copying it whole", async () => {
+    const dir = tempDir("sundeck-attack-upload-");
+    const body = endless(`\r\n--${B}`, " ".repeat(64 * 1024));
+    // cut at 8 MiB by the limit (413) when the reader keeps reading: it must give up long before
+    await expect(spoolMultipart(body, `multipart/form-data; boundary=${B}`, join(dir, "f"), 8 << 20)).rejects.toThrow(
+      /malformed multipart body/,
+    );
+  });
+
+  it("refuses part headers over 8 KiB even when they arrive in one piece", async () => {
+    const dir = tempDir("sundeck-attack-upload-");
+    const big = `\r\n--${B}\r\nContent-Disposition: form-data; name="x"\r\nX-Pad: ${"a".repeat(20_000)}\r\n\r\nv\r\n--${B}--\r\n`;
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode(big));
+        c.close();
+      },
+    });
+    await expect(spoolMultipart(body, `multipart/form-data; boundary=${B}`, join(dir, "f"), 1 << 20)).rejects.toThrow(
+      /malformed multipart body/,
+    );
+  });
+
   it("refuses a body of many parts (fields are held in memory) and keeps no temp file", async () => {
     const many = Array.from({ length: 40 }, (_, i) => part(`f${i}`, "x".repeat(1000))).join("");
     const r = await upload(`${many}${part("strategy", "postgres")}${part("file", "data", "a.gz")}--${B}--\r\n`);
