@@ -3,10 +3,12 @@
  * anything is written, then deployed as one operation per app (queued behind a running one), journaled as a
  * version, and a failed deploy is rolled back to the last good version unless that is turned off.
  */
+
+import { ComposeError } from "../../compose/model";
 import type { Prepared } from "../../compose/prepare";
 import type { Db } from "../../db";
 import type { DockerLayer } from "../../docker";
-import { badRequest, HttpError, notFound } from "../../lib/errors";
+import { HttpError, notFound } from "../../lib/errors";
 import { type Clock, iso } from "../../lib/time";
 import type { Log } from "../../log/logger";
 import type { Actor } from "../activity/model";
@@ -55,7 +57,11 @@ export function createDeployer(d: DeployerDeps) {
     const p = run.prepare(slug, compose, envText);
     const unknown = p.labels.registries ? d.registries.unknown(p.labels.registries) : [];
     if (unknown.length)
-      throw badRequest(`sundeck.registries names ${unknown.map((n) => JSON.stringify(n)).join(", ")}: no such registry`);
+      throw new ComposeError(
+        null,
+        "registries",
+        `sundeck.registries names ${unknown.map((n) => JSON.stringify(n)).join(", ")}: no such registry`,
+      );
     return p;
   };
 
