@@ -142,7 +142,7 @@ describe("configs: validation", () => {
 
 describe("configs: the s3 secret", () => {
   it("seals it, never returns it, keeps it on omission or the mask, and keeps it out of activity", async () => {
-    const r = await manager.post("/api/apps/web/backups/configs", local({ target: s3("s3cr3t-value") }));
+    const r = await s.root.post("/api/apps/web/backups/configs", local({ target: s3("s3cr3t-value") }));
     expect(r.status).toBe(201);
     expect(r.json.target).toEqual({ ...s3("********"), region: "us-east-1", path_style: true });
     const id = r.json.id;
