@@ -4,7 +4,7 @@
  */
 import type { Ctx } from "../../../context";
 import type { ConfigInput } from "../../backups/model";
-import { checkHooks, checkSchedule, checkTimezone } from "../../backups/model";
+import { checkCadence, checkHooks, checkSchedule, checkTimezone } from "../../backups/model";
 import { diffFields, pair } from "./pairing";
 import { type ImportPlan, reasonOf } from "./plan-types";
 import type { BackupData } from "./schema";
@@ -25,6 +25,8 @@ function invalid(b: BackupShape): string | null {
   if (b.schedule?.trim()) {
     const s = checkSchedule(b.schedule, tz);
     if (typeof s !== "string") return s.error;
+    const cadence = checkCadence(b.schedule);
+    if (cadence) return cadence.error;
   }
   for (const [name, hooks] of [
     ["pre_hooks", b.pre_hooks],

@@ -221,6 +221,7 @@ describe("planImport", () => {
       const s3 = d.backups.find((b: any) => b.target.kind === "s3");
       s3.target.endpoint = "https://attacker.example.net";
       d.backups.push({ strategy: "volume", service: "db", target: { kind: "local" }, schedule: "not cron" });
+      d.backups.push({ strategy: "redis", service: "db", target: { kind: "local" }, schedule: "* * * * * *" });
       d.backups.push({ strategy: "postgres", service: "app", target: { kind: "local" } });
     });
     expect(summaries(p)).toEqual([
@@ -236,6 +237,11 @@ describe("planImport", () => {
       [
         "backup config app volume (s3)",
         "an s3 target is never created or re-pointed from the repository (its secret key is not there): set it on this server",
+      ],
+      // the API's cadence rule holds for the repository too: no storm of one backup a second
+      [
+        "backup config db redis (local)",
+        "schedule: the seconds field must be one second from 0 to 59 (at most one backup a minute)",
       ],
       ["backup config db volume (local)", "schedule must be a cron expression of 5 or 6 fields"],
     ]);
