@@ -6,7 +6,8 @@
  */
 import { describeDbRoundTrip, type ServiceExec } from "../../helpers/backups";
 
-const PASSWORD = "pg-file-secret";
+// spaces, quotes, a dollar and a backslash: read as data, never as shell text
+const PASSWORD = `pg file-$ecret "q" 's' \\b`;
 const passwords: Record<string, string> = { db: "s3cret", dbfile: PASSWORD };
 const psql = (exec: ServiceExec, service: string, sql: string) =>
   exec(["psql", "-U", "sd", "-d", "app", "-tAc", sql], [`PGPASSWORD=${passwords[service]}`]).then((out) => out.trim());
