@@ -9,6 +9,7 @@
  * write) to send EOF). fetch cannot do that, so the request is written by hand on a node:net socket opened with
  * `allowHalfOpen`, which keeps reading after we end our side.
  */
+import { readFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import { messageOf, openSocket, rawGet } from "./raw-http";
 import type { EngineTransport } from "./transport";
@@ -23,8 +24,13 @@ export interface ExecOptions {
   workingDir?: string;
   /** Streamed to the command's stdin, then EOF; without it stdin is not attached. */
   stdin?: ReadableStream<Uint8Array>;
-  /** Aborting closes the connection (the engine does not kill the process: it sees EOF/EPIPE). */
+  /**
+   * Aborting closes the connection and stops the command in the container (the engine has no "kill exec": see
+   * `stopExec`); `result` then settles once it is gone (or the kill was tried).
+   */
   signal?: AbortSignal;
+  /** How long a stopped command gets between SIGTERM and SIGKILL, default 3 s. */
+  killGraceMs?: number;
   /** Bytes of stderr kept (the last ones), default 64 KiB. */
   stderrCap?: number;
 }
@@ -38,9 +44,15 @@ export interface ExecProcess {
 
 const STDERR_CAP = 64 * 1024;
 const HEAD_CAP = 64 * 1024;
+const KILL_GRACE_MS = 3000;
+/** The environment variable marking every process of one exec (inherited by its children). */
+export const EXEC_MARK = "SUNDECK_EXEC_MARK";
 
 /** Create an exec in a running container and start it attached. */
 export async function execIn(http: EngineTransport, id: string, o: ExecOptions): Promise<ExecProcess> {
+  // only an exec that can be aborted is marked: the mark is how `stopExec` finds its processes
+  const mark = o.signal ? crypto.randomUUID().replace(/-/g, "") : null;
+  const env = [...(o.env ?? []), ...(mark ? [`${EXEC_MARK}=${mark}`] : [])];
   const created = await http.json("POST", `/containers/${encodeURIComponent(id)}/exec`, {
     body: {
       AttachStdin: Boolean(o.stdin),
@@ -48,7 +60,7 @@ export async function execIn(http: EngineTransport, id: string, o: ExecOptions):
       AttachStderr: true,
       Tty: false,
       Cmd: o.cmd,
-      ...(o.env?.length ? { Env: o.env } : {}),
+      ...(env.length ? { Env: env } : {}),
       ...(o.user ? { User: o.user } : {}),
       ...(o.workingDir ? { WorkingDir: o.workingDir } : {}),
     },
@@ -56,7 +68,20 @@ export async function execIn(http: EngineTransport, id: string, o: ExecOptions):
   });
   const execId = String(created?.Id ?? "");
   const path = `/v${await http.apiVersion()}/exec/${execId}/start`;
-  const { socket, rest } = await hijack(http, path, { Detach: false, Tty: false }, o.signal);
+  let stopping: Promise<void> | null = null;
+  const stop = () => {
+    stopping ??= stopExec(http, id, execId, { mark: mark!, user: o.user, graceMs: o.killGraceMs ?? KILL_GRACE_MS });
+    return stopping;
+  };
+  let hijacked: { socket: Socket; rest: Buffer };
+  try {
+    hijacked = await hijack(http, path, { Detach: false, Tty: false }, o.signal);
+  } catch (e) {
+    // aborted while starting: the engine may have started it all the same
+    if (o.signal?.aborted) await stop();
+    throw e;
+  }
+  const { socket, rest } = hijacked;
   const cap = o.stderrCap ?? STDERR_CAP;
   let stderr: Uint8Array = new Uint8Array(0);
   let ended!: () => void;
@@ -115,13 +140,86 @@ export async function execIn(http: EngineTransport, id: string, o: ExecOptions):
   );
   // a failing input stream aborts the exec (the command must not take a truncated input for a whole one)
   if (o.stdin) pumpStdin(o.stdin, socket).catch((e) => socket.destroy(e));
-  const onAbort = () => socket.destroy(new DOMException("exec aborted", "AbortError"));
+  const onAbort = () => {
+    stop();
+    socket.destroy(new DOMException("exec aborted", "AbortError"));
+  };
   o.signal?.addEventListener("abort", onAbort, { once: true });
+  if (o.signal?.aborted) onAbort();
   const result = streamEnd
+    .finally(() => stopping)
     .then(async () => ({ exitCode: await exitCodeOf(http, execId), stderr: new TextDecoder().decode(stderr) }))
     .finally(() => o.signal?.removeEventListener("abort", onAbort));
   result.catch(() => {});
   return { stdout, result };
+}
+
+/**
+ * Stop an exec's command in the container: the Engine API has no call for it, and the host PID it reports
+ * (`GET /exec/{id}/json`) can only be signalled by a Sundeck that runs on the engine's host with the rights to (root,
+ * or the same user), which a non-root Sundeck or a remote engine does not have. So a second exec, as the same user,
+ * sends SIGTERM to every process of the container whose environment holds the exec's mark (the command and the
+ * children it started, which inherit it), then SIGKILL to what is left after `graceMs`. It needs `sh`, `tr`, `grep`
+ * and `kill` in the image; without them (distroless) the host PID is signalled, when this host shows that PID with the mark (same PID
+ * namespace as the engine, and the rights to read and signal it: root, or the same user). Never throws.
+ */
+export async function stopExec(
+  http: EngineTransport,
+  containerId: string,
+  execId: string,
+  o: { mark: string; user?: string; graceMs: number },
+): Promise<void> {
+  const sweep = async (sig: "TERM" | "KILL"): Promise<number> => {
+    // the script finds the marked processes by /proc/<pid>/environ (readable for the same user) and signals them; it
+    // prints how many it found, the mark is in its argv, not its environment, so it never matches itself
+    const script =
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell script
+      'n=0; for d in /proc/[0-9]*; do if tr "\\0" "\\n" <"$d/environ" 2>/dev/null | grep -qxF "$1"; then kill -"$2" "${d#/proc/}" 2>/dev/null; n=$((n+1)); fi; done; echo "$n"';
+    try {
+      const p = await execIn(http, containerId, {
+        cmd: ["sh", "-c", script, "sundeck-stop", `${EXEC_MARK}=${o.mark}`, sig],
+        ...(o.user ? { user: o.user } : {}),
+        stderrCap: 4096,
+      });
+      const out = await new Response(p.stdout).text();
+      const { exitCode } = await p.result;
+      return exitCode === 0 ? Number(out.trim()) || 0 : -1;
+    } catch {
+      return -1;
+    }
+  };
+  const running = async (): Promise<{ running: boolean; pid: number }> => {
+    try {
+      const info = await http.json("GET", `/exec/${execId}/json`);
+      return { running: Boolean(info?.Running), pid: Number(info?.Pid) || 0 };
+    } catch {
+      return { running: false, pid: 0 };
+    }
+  };
+  // only a process this host shows with the exec's mark: the engine's PID may be of another PID namespace (an engine
+  // in a VM or in a container) or reused by now, and a wrong PID must never be signalled
+  const hostKill = (pid: number, sig: "SIGTERM" | "SIGKILL") => {
+    if (!(pid > 1) || !http.target.socketPath) return;
+    try {
+      if (!readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(`${EXEC_MARK}=${o.mark}`)) return;
+      process.kill(pid, sig);
+    } catch {}
+  };
+  const found = await sweep("TERM");
+  if (found < 0) hostKill((await running()).pid, "SIGTERM");
+  if (found === 0) return;
+  const deadline = Date.now() + o.graceMs;
+  for (let wait = 20; Date.now() < deadline; wait = Math.min(wait * 2, 250)) {
+    if (!(await running()).running) break;
+    await Bun.sleep(wait);
+  }
+  // what is left (the command ignoring TERM, or children it left behind) is killed
+  const still = await running();
+  if (found < 0) {
+    if (still.running) hostKill(still.pid, "SIGKILL");
+    return;
+  }
+  await sweep("KILL");
 }
 
 /** A tar stream of `path` in the container (its last component is the top entry, as `docker cp` does). */
