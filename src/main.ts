@@ -38,6 +38,7 @@ const main = defineCommand({
     watch: () => import("./cli/watch").then((m) => m.default),
     cancel: () => import("./cli/cancel").then((m) => m.default),
     backup: () => import("./cli/backup").then((m) => m.default),
+    git: () => import("./cli/git").then((m) => m.default),
   },
 });
 

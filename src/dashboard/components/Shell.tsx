@@ -1,7 +1,9 @@
 /** The frame around every signed-in page: header with navigation, theme toggle and user menu; the page below. */
 import type { ComponentChildren } from "preact";
+import { mayReadGitSync } from "../gitsync";
 import { Link, useLocation } from "../router";
 import { isSuperAdmin, useSession } from "../session";
+import type { Me } from "../types";
 import { Icon } from "./icons";
 import { ThemeToggle } from "./ThemeToggle";
 import { UserMenu } from "./UserMenu";
@@ -10,6 +12,8 @@ interface NavItem {
   href: string;
   label: string;
   superOnly?: boolean;
+  /** Who sees it, when not everyone. */
+  may?: (me: Me) => boolean;
   /** Other paths (and their subpaths) that belong to this item. */
   also?: string[];
 }
@@ -21,6 +25,7 @@ export const NAV: NavItem[] = [
   { href: "/alerts", label: "Alerts" },
   { href: "/webhooks", label: "Webhooks" },
   { href: "/activity", label: "Activity" },
+  { href: "/git", label: "Git Sync", may: mayReadGitSync },
   { href: "/apikeys", label: "API keys" },
   { href: "/users", label: "Users", superOnly: true },
   { href: "/settings", label: "Settings", superOnly: true },
@@ -34,7 +39,7 @@ const active = (n: NavItem, path: string) => under(n.href, path) || (n.also ?? [
 export function Shell({ children }: { children: ComponentChildren }) {
   const { me } = useSession();
   const { path } = useLocation();
-  const items = NAV.filter((n) => !n.superOnly || isSuperAdmin(me));
+  const items = NAV.filter((n) => (!n.superOnly || isSuperAdmin(me)) && (!n.may || n.may(me)));
   return (
     <div class="shell">
       <a class="skip-link" href="#main">

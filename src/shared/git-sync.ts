@@ -1,0 +1,82 @@
+/**
+ * Wire shapes of the git sync routes as the CLI and the dashboard read them (CONTRACT "Git sync"; SPEC "Git sync
+ * configuration"), and the words both use for them. Fields a server may add are optional here, so an older or newer
+ * server still reads.
+ */
+
+export const GIT_SYNC_STATES = ["disabled", "in_sync", "behind", "conflict", "error"] as const;
+export type GitSyncState = (typeof GIT_SYNC_STATES)[number];
+
+/** What a response carries in `https_token` and `webhook_secret` when one is stored (both are write-only). */
+export const GIT_SECRET_MASK = "********";
+
+/** A conflict the last apply kept local state for (when the server lists them in the status). */
+export interface GitSyncConflict {
+  path?: string;
+  paths?: string[];
+  message?: string;
+  detected_at?: string;
+  commit_sha?: string | null;
+}
+
+/** GET /api/git/status */
+export interface GitSyncStatus {
+  enabled: boolean;
+  state: GitSyncState;
+  behind_by: number;
+  last_sync_at: string | null;
+  last_commit_sha: string | null;
+  last_error: string | null;
+  /** A sync or apply running now, when the server says so. */
+  running?: boolean;
+  conflicts?: GitSyncConflict[];
+}
+
+/** GET /api/git/config, and the PUT body without `source` (secrets: the mask keeps, "" clears, a value sets). */
+export interface GitSyncConfig {
+  enabled: boolean;
+  remote: string;
+  branch: string;
+  author_name: string;
+  author_email: string;
+  ssh_key_path: string;
+  https_username: string;
+  https_token: string;
+  /** A duration such as "60s" or "5m". */
+  poll_interval: string;
+  webhook_secret: string;
+  poll_enabled: boolean;
+  auto_push_enabled: boolean;
+  auto_apply_enabled: boolean;
+  webhook_enabled: boolean;
+}
+
+/** The config response: where the values in force come from (stored at runtime, or the server's file). */
+export type GitSyncConfigView = GitSyncConfig & { source: "db" | "yaml" };
+
+/** The state in words, as the CLI prints it and the dashboard shows it. */
+export function gitStateText(s: Pick<GitSyncStatus, "state" | "behind_by">): string {
+  switch (s.state) {
+    case "disabled":
+      return "disabled";
+    case "in_sync":
+      return "in sync";
+    case "behind":
+      return `behind by ${s.behind_by} commit${s.behind_by === 1 ? "" : "s"}`;
+    case "conflict":
+      return "conflict (local state kept)";
+    case "error":
+      return "error";
+    default:
+      return String(s.state).replace(/_/g, " ");
+  }
+}
+
+/** A commit sha cut to the length people read. */
+export const shortSha = (sha: string | null | undefined): string | null => (sha ? sha.slice(0, 12) : null);
+
+/** One line for a conflict: its path(s) and message, whatever of them the server gave. */
+export function conflictText(c: GitSyncConflict): string {
+  const paths = c.paths?.length ? c.paths.join(", ") : (c.path ?? "");
+  return [paths, c.message].filter(Boolean).join(": ") || "conflict";
+}
