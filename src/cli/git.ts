@@ -36,11 +36,14 @@ export function statusLines(s: GitSyncStatus, now = Date.now()): string[] {
   return lines;
 }
 
-/** Whether `after` shows a sync or apply that ended after `before` was read. */
-export function settled(before: GitSyncStatus, after: GitSyncStatus): boolean {
+/**
+ * Whether `after` shows a sync or apply that ended after `before` was read. `sawRunning`: a read in between showed
+ * the worker running (a failure that repeats the last error changes nothing else).
+ */
+export function settled(before: GitSyncStatus, after: GitSyncStatus, sawRunning = false): boolean {
   if (after.running) return false;
-  if (after.last_sync_at !== before.last_sync_at) return true;
-  // a failed attempt may leave the last successful sync time as it was; its error is what changes
+  if (sawRunning || after.last_sync_at !== before.last_sync_at) return true;
+  // a failed attempt leaves the last successful sync time as it was; its error is what changes
   return !!after.last_error && after.last_error !== before.last_error;
 }
 
@@ -75,14 +78,21 @@ async function request(args: { context?: string; detach: boolean; timeout?: stri
   const progress = new Progress();
   progress.start(what === "sync" ? "syncing" : "applying pending commits");
   const deadline = Date.now() + timeoutMs;
+  let sawRunning = false;
   try {
     const after = await pollUntil(
       () => statusOf(api),
-      (s) => settled(before, s) || Date.now() > deadline,
-      { pollMs: GIT_POLL_MS, interrupted: `interrupted: the ${what} goes on on the server; see it with: sundeck git status` },
+      (s) => settled(before, s, sawRunning) || Date.now() > deadline,
+      {
+        pollMs: GIT_POLL_MS,
+        onValue: (s) => {
+          sawRunning ||= !!s.running;
+        },
+        interrupted: `interrupted: the ${what} goes on on the server; see it with: sundeck git status`,
+      },
     );
     progress.stop();
-    if (!settled(before, after))
+    if (!settled(before, after, sawRunning))
       throw new CliError(`the ${what} did not finish within ${timeoutMs / 1000}s; see it with: sundeck git status`);
     process.stdout.write(`${outcomeOf(what, after)}\n`);
   } finally {

@@ -1,18 +1,10 @@
 /**
  * The Git Sync page's pure side and its API calls: who may read and change it, the settings form as text fields and
  * switches (secrets write-only: a stored one shows as "set", a blank field sends the mask and keeps it, "Remove"
- * sends "" and clears it), the checks the browser makes before sending, the banner text, and the conflicts shown
- * (from the status when the server lists them there, else the git entries of the alert history).
+ * sends "" and clears it), the checks the browser makes before sending, and the banner text.
  */
-import {
-  GIT_SECRET_MASK,
-  type GitSyncConfig,
-  type GitSyncConfigView,
-  type GitSyncConflict,
-  type GitSyncStatus,
-} from "../shared/git-sync";
+import { GIT_SECRET_MASK, type GitSyncConfig, type GitSyncConfigView, type GitSyncStatus } from "../shared/git-sync";
 import { request } from "./api";
-import type { AlertHistoryEntry, AlertHistoryPage } from "./types";
 
 export type { GitSyncConfig, GitSyncConfigView, GitSyncConflict, GitSyncStatus } from "../shared/git-sync";
 export { conflictText, GIT_SECRET_MASK, gitStateText, shortSha } from "../shared/git-sync";
@@ -24,8 +16,6 @@ export const gitApi = {
   saveConfig: (c: GitSyncConfig) => request<GitSyncConfigView>("PUT", "/api/git/config", c),
   syncNow: () => request<unknown>("POST", "/api/git/sync-now"),
   applyPending: () => request<unknown>("POST", "/api/git/apply-pending"),
-  /** Recent alert history; conflicts are picked from it when the status does not list them. */
-  history: () => request<AlertHistoryPage>("GET", "/api/alerts/history?limit=200"),
 };
 
 /** Who sees the page (status, conflicts, Sync now, Apply pending): the roles that change every app. */
@@ -124,17 +114,6 @@ export function configBody(f: GitForm, stored: GitSyncConfig): { body: GitSyncCo
 export function behindText(s: Pick<GitSyncStatus, "enabled" | "state" | "behind_by">): string | null {
   if (!s.enabled || s.behind_by <= 0) return null;
   return `The remote is ${s.behind_by} commit${s.behind_by === 1 ? "" : "s"} ahead. They are not applied until you apply them.`;
-}
-
-/** A conflict of the alert history: an entry of a git kind. */
-export const isGitAlert = (e: Pick<AlertHistoryEntry, "kind">) => /^git/.test(e.kind);
-
-/** The conflicts to list: the status's own, else the firing git entries of the alert history, newest first. */
-export function conflictsOf(s: GitSyncStatus | undefined, history: AlertHistoryEntry[] | undefined): GitSyncConflict[] {
-  if (s?.conflicts) return s.conflicts;
-  return (history ?? [])
-    .filter((e) => isGitAlert(e) && e.state === "firing")
-    .map((e) => ({ path: e.subject ?? undefined, message: e.message, detected_at: e.created_at }));
 }
 
 /** The webhook address a git host is given. */

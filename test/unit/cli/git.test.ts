@@ -46,6 +46,9 @@ describe("settled", () => {
     expect(settled(before, status({ last_sync_at: "2026-11-27T06:06:00Z", running: true }))).toBe(false);
     expect(settled(before, status({ state: "error", last_error: "remote unreachable" }))).toBe(true);
     expect(settled(status({ last_error: "x" }), status({ last_error: "x" }))).toBe(false);
+    // the same error again: the worker was seen running, and is not any more
+    expect(settled(status({ last_error: "x" }), status({ last_error: "x" }), true)).toBe(true);
+    expect(settled(before, status({ running: true }), true)).toBe(false);
   });
 });
 

@@ -1,13 +1,12 @@
 /**
  * The Git Sync page's pure side (dashboard/gitsync.ts): who sees it, the settings form to its PUT body (secrets
  * write-only: typed sets, blank keeps a stored one with the mask, Remove clears; SSH and a token never both), the
- * browser's checks, the behind-by-N banner, and the conflicts listed from the status or the alert history.
+ * browser's checks, the behind-by-N banner and the words of the status.
  */
 import { describe, expect, test } from "bun:test";
 import {
   behindText,
   configBody,
-  conflictsOf,
   formOf,
   GIT_SECRET_MASK,
   type GitForm,
@@ -17,7 +16,6 @@ import {
   secretBody,
   webhookUrl,
 } from "../../../src/dashboard/gitsync";
-import type { AlertHistoryEntry } from "../../../src/shared/alerts";
 import { conflictText, gitStateText } from "../../../src/shared/git-sync";
 import { gitStatus } from "../../helpers/git-status";
 
@@ -158,44 +156,13 @@ describe("status words", () => {
     expect(behindText(status({ enabled: false, state: "disabled", behind_by: 2 }))).toBeNull();
   });
 
+  test("a conflict in one line, whatever of it the server gave", () => {
+    expect(conflictText({ paths: ["a/.env", "a/sundeck.yml"], message: "kept local" })).toBe("a/.env, a/sundeck.yml: kept local");
+    expect(conflictText({ path: "a/.env" })).toBe("a/.env");
+    expect(conflictText({})).toBe("conflict");
+  });
+
   test("the webhook address", () => {
     expect(webhookUrl("https://deck.example.com/")).toBe("https://deck.example.com/api/git/webhook");
-  });
-});
-
-describe("conflicts", () => {
-  const entry = (over: Partial<AlertHistoryEntry>): AlertHistoryEntry => ({
-    id: 1,
-    rule_id: null,
-    app_slug: "blog",
-    kind: "git_conflict",
-    subject: "blog/docker-compose.yml",
-    state: "firing",
-    value: null,
-    message: "local and remote both changed blog/docker-compose.yml",
-    created_at: "2026-11-27T06:10:00Z",
-    ...over,
-  });
-
-  test("the status's own list wins", () => {
-    const own = [{ paths: ["a/.env", "a/sundeck.yml"], message: "kept local" }];
-    expect(conflictsOf(status({ conflicts: own }), [entry({})])).toBe(own);
-    expect(conflictText(own[0])).toBe("a/.env, a/sundeck.yml: kept local");
-  });
-
-  test("else the firing git entries of the alert history", () => {
-    const got = conflictsOf(status(), [
-      entry({}),
-      entry({ id: 2, kind: "cpu", message: "cpu high" }),
-      entry({ id: 3, state: "resolved" }),
-    ]);
-    expect(got).toEqual([
-      {
-        path: "blog/docker-compose.yml",
-        message: "local and remote both changed blog/docker-compose.yml",
-        detected_at: "2026-11-27T06:10:00Z",
-      },
-    ]);
-    expect(conflictsOf(undefined, undefined)).toEqual([]);
   });
 });

@@ -6,16 +6,7 @@
  */
 import { ErrorText } from "../../components/Field";
 import { formatTime, relativeTime } from "../../format";
-import {
-  behindText,
-  conflictsOf,
-  conflictText,
-  type GitSyncStatus,
-  gitApi,
-  gitStateText,
-  mayConfigureGitSync,
-  shortSha,
-} from "../../gitsync";
+import { behindText, conflictText, type GitSyncStatus, gitApi, gitStateText, mayConfigureGitSync, shortSha } from "../../gitsync";
 import { useAction, usePolled, useResource } from "../../hooks";
 import { useSession } from "../../session";
 import { toast } from "../../toast";
@@ -78,7 +69,6 @@ export function GitSyncPage() {
   const { me } = useSession();
   const admin = mayConfigureGitSync(me);
   const status = usePolled(() => gitApi.status(), POLL_MS);
-  const history = usePolled(() => gitApi.history().then((p) => p.entries), POLL_MS * 5);
   const cfg = useResource(() => (admin ? gitApi.config() : Promise.reject(new Error("not a super-admin"))), [admin]);
   const sync = useAction(async () => {
     await gitApi.syncNow();
@@ -92,7 +82,7 @@ export function GitSyncPage() {
   });
   const s = status.data;
   const banner = s ? behindText(s) : null;
-  const conflicts = conflictsOf(s, history.data);
+  const conflicts = s?.conflicts ?? [];
 
   return (
     <>
