@@ -196,13 +196,18 @@ export function createRestorer(d: BackupDeps & { activity: Activity }) {
   let slots = 0;
   const active = new Map<number, { abort: AbortController; done: Promise<void> }>();
 
-  /** Take a slot now or answer 429. */
-  const admit = () => {
+  /** Answer 429 when every slot is taken. */
+  const room = () => {
     if (slots >= d.maxConcurrentRestores) {
       throw new HttpError(429, `at most ${d.maxConcurrentRestores} restores run at once`, {
         "retry-after": String(RETRY_AFTER_S),
       });
     }
+  };
+
+  /** Take a slot now or answer 429. */
+  const admit = () => {
+    room();
     slots++;
     let released = false;
     return () => {
@@ -319,6 +324,7 @@ export function createRestorer(d: BackupDeps & { activity: Activity }) {
 
   return {
     admit,
+    room,
     vet,
 
     /** Start a planned restore in the background (its slot already taken); returns its row. */

@@ -16,7 +16,7 @@ import { createConfigs } from "./configs";
 import { type BackupDeps, specOf } from "./deps";
 import { checkTarget, isStrategy, type TargetInput } from "./model";
 import type { RestoreRow, RunRow } from "./repo";
-import { createRestorer, needsStop, type Opener, STOP_STRATEGIES } from "./restore";
+import { createRestorer, needsStop, type Opener, RETRY_AFTER_S, STOP_STRATEGIES } from "./restore";
 import { createRunner } from "./runner";
 import { createScheduler } from "./scheduler";
 
@@ -120,6 +120,8 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
     return s;
   };
   const uploadsDir = () => join(d.tmpDir, "uploads");
+  /** Apps an upload-restore body is being received for. */
+  const receiving = new Set<string>();
 
   /** Record interrupted runs and restores as failed, remove their partial objects, start containers a restore stopped. */
   const recover = async () => {
@@ -201,7 +203,11 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
       let secret = input.kind === "s3" ? input.secret_key || null : null;
       if (input.kind === "s3" && (secret === null || secret === SECRET_MASK) && configId !== undefined) {
         const c = configs.row(configId);
-        secret = c.secretEnc ? d.secrets.open(c.secretEnc) : null;
+        try {
+          secret = c.secretEnc ? d.secrets.open(c.secretEnc) : null;
+        } catch {
+          throw badRequest("target.secret_key: the stored secret cannot be opened (master_secret changed?): send it again");
+        }
       }
       const spec = checkTarget(input, secret);
       try {
@@ -272,12 +278,20 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
       actor: Actor,
     ) {
       if (d.services(slug) === null) throw notFound();
-      const release = restorer.admit();
+      // no slot is held while a body arrives (a slow client would keep restores out): a full server answers 429
+      // before the body is read, the slot is taken once it is here; one body per app is received at a time
+      restorer.room();
+      if (receiving.has(slug)) {
+        throw new HttpError(429, `an upload to ${slug} is already being received`, { "retry-after": String(RETRY_AFTER_S) });
+      }
+      receiving.add(slug);
+      let release = () => {};
       mkdirSync(uploadsDir(), { recursive: true, mode: 0o700 });
       const temp = join(uploadsDir(), `upload-${randomHex(8)}.bin`);
       let started = false;
       try {
-        const { fields, fileBytes } = await spool(temp);
+        const { fields, fileBytes } = await spool(temp).finally(() => receiving.delete(slug));
+        release = restorer.admit();
         if (fileBytes === null) throw badRequest("file is required");
         if (!fields.strategy) throw badRequest("strategy is required");
         const strategy = strategyOf(fields.strategy);

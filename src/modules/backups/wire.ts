@@ -6,7 +6,6 @@ import { join } from "node:path";
 import type { ComposeProject } from "../../compose/model";
 import type { Config } from "../../config/schema";
 import type { Db } from "../../db";
-import { createRunner as createCommandRunner } from "../../docker/runner";
 import type { DockerHandle } from "../../docker/types";
 import type { Secrets } from "../../lib/crypto";
 import type { Clock } from "../../lib/time";
@@ -61,7 +60,7 @@ export function wireBackups(w: BackupWiring) {
     repo: createBackupRepo(w.db),
     secrets: w.secrets,
     alerts: w.alerts,
-    containers: createServiceContainers(w.docker, createCommandRunner(log)),
+    containers: createServiceContainers(w.docker),
     strategy,
     target: (spec, secret) => createTarget({ ...spec, secret_key: secret ?? "" } as BackupTarget, { localDir }),
     stateSource: createStateSource({ db: w.db, dataDir: w.config.data_dir, log }),

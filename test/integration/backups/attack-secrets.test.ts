@@ -82,6 +82,13 @@ describe("master_secret changed", () => {
     const c = (await s.root.post("/api/apps/shop/backups/configs", { strategy: "postgres", service: "db", target })).json;
     const foreign = createSecrets(deriveKeys("another-master-secret-of-32-chars!!").encryption).seal("first");
     s.ctx.db.sqlite.query("UPDATE backup_configs SET secret_enc = ? WHERE id = ?").run(foreign, c.id);
+    // the connection test of the stored config asks for the secret too (was a 500)
+    const tested = await s.root.post("/api/backups/targets/test", {
+      target: { ...target, secret_key: "********" },
+      config_id: c.id,
+    });
+    expect(tested.status).toBe(400);
+    expect(tested.text).toContain("cannot be opened");
     const masked = await s.root.put(`/api/backups/configs/${c.id}`, { target: { ...target, secret_key: "********" } });
     expect(masked.status).toBe(400);
     expect(masked.text).toContain("cannot be opened");

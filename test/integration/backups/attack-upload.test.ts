@@ -1,7 +1,7 @@
 /**
  * Upload-restore as a hostile client would use it, on a real server (fake strategy and containers; the multipart
- * reader, the route and the restore slots are real): a body that stalls gives its restore slot back instead of
- * holding one of the four for the connection's idle timeout; a body of many parts is refused (text fields are held
+ * reader, the route and the restore slots are real): a body that arrives holds no restore slot, one body per app is
+ * received at a time, and a body that stalls is cut (400) instead of waiting for the connection's idle timeout; a body of many parts is refused (text fields are held
  * in memory), and so is a line or a part header that keeps growing; refusals leave no temp file behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
@@ -18,12 +18,14 @@ const postgres = fakeStrategy("postgres");
 const B = "----attackboundary";
 
 beforeAll(async () => {
+  // one restore slot: a body that arrives must not hold it
   s = await startTestServer(
-    {},
+    { backups: { max_concurrent_restores: 1 } },
     { backups: { strategy: (id) => (id === "postgres" ? postgres : null), containers: fakeContainers() } },
   );
   seedApp(s.ctx, "shop", composeOf("db"));
-  await s.user("mallory", "manage", ["shop"]);
+  seedApp(s.ctx, "cafe", composeOf("db"));
+  await s.user("mallory", "manage", ["shop", "cafe"]);
   key = s.keyFor("mallory").key;
 }, 30_000);
 afterAll(() => s.stop());
@@ -32,8 +34,8 @@ const part = (name: string, value: string, filename?: string) =>
   `--${B}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ""}\r\n\r\n${value}\r\n`;
 
 /** POST a multipart body over fetch. */
-const upload = (body: string) =>
-  fetch(`${s.url}/api/apps/shop/backups/upload-restore`, {
+const upload = (body: string, app = "shop") =>
+  fetch(`${s.url}/api/apps/${app}/backups/upload-restore`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": `multipart/form-data; boundary=${B}` },
     body,
@@ -64,21 +66,29 @@ function stalled(): Promise<{ close(): void; answer: Promise<string> }> {
 }
 
 describe("restore slots and slow bodies", () => {
-  it("gives the slot of a stalled upload back (400) instead of holding it until the idle timeout", async () => {
-    const held = await Promise.all([stalled(), stalled(), stalled(), stalled()]);
+  it("holds no restore slot while a body arrives, receives one body per app at a time, and cuts a stalled one (400)", async () => {
+    const held = await stalled();
     try {
-      // all four slots are taken by bodies that never finish
-      const busy = await upload(`${part("strategy", "postgres")}${part("file", "data", "a.gz")}--${B}--\r\n`);
-      expect(busy.status).toBe(429);
-      const answers = await Promise.all(held.map((h) => h.answer));
-      for (const a of answers) expect(a).toMatch(/^HTTP\/1\.1 400[\s\S]*paused for more than 30 s/);
+      // a second body for the same app waits its turn
+      const same = await upload(`${part("strategy", "postgres")}${part("file", "data", "a.gz")}--${B}--\r\n`);
+      expect(same.status).toBe(429);
+      expect(same.headers.get("retry-after")).toBe("30");
+      expect(await same.text()).toContain("an upload to shop is already being received");
+      // the only restore slot is free while the stalled body arrives: another app's restore goes ahead
+      const other = await upload(
+        `${part("strategy", "postgres")}${part("container", "sundeck-cafe-db-1")}${part("file", "data", "a.gz")}--${B}--\r\n`,
+        "cafe",
+      );
+      expect(other.status).toBe(202);
+      await s.ctx.backups.waitRestore((await other.json()).restore_id);
+      expect(await held.answer).toMatch(/^HTTP\/1\.1 400[\s\S]*paused for more than 30 s/);
       expect(s.ctx.backups.uploads()).toEqual([]);
       const next = await upload(
         `${part("strategy", "postgres")}${part("container", "sundeck-shop-db-1")}${part("file", "data", "a.gz")}--${B}--\r\n`,
       );
       expect(next.status).toBe(202);
     } finally {
-      for (const h of held) h.close();
+      held.close();
     }
   }, 60_000);
 
