@@ -100,6 +100,13 @@ interface DbSpec {
   fill: (root: string) => Promise<void> | void;
 }
 
+/** The sqlite images' rootfs (one function, so its source is in the recipe hash of both). */
+function fillSqlite(root: string): void {
+  copyClosure(root, ["/usr/bin/sqlite3"]);
+  mkdirSync(join(root, "data"), { recursive: true });
+  entry(root, SLEEPER);
+}
+
 const SPECS: Record<DbImageKind, DbSpec> = {
   postgres: {
     needs: [[`${PG}/bin/postgres`, "postgresql-15"]],
@@ -176,16 +183,12 @@ const SPECS: Record<DbImageKind, DbSpec> = {
   sqlite: {
     needs: [["/usr/bin/sqlite3", "sqlite3"]],
     changes: ["WORKDIR /data", 'CMD ["/entry.sh"]'],
-    fill: (root) => {
-      copyClosure(root, ["/usr/bin/sqlite3"]);
-      mkdirSync(join(root, "data"), { recursive: true });
-      entry(root, SLEEPER);
-    },
+    fill: fillSqlite,
   },
   "sqlite-app": {
     needs: [["/usr/bin/sqlite3", "sqlite3"]],
     changes: ["WORKDIR /data", 'CMD ["/entry.sh"]', "LABEL sundeck.backup.strategy=sqlite sundeck.backup.path=/data/app.db"],
-    fill: (root) => SPECS.sqlite.fill(root),
+    fill: fillSqlite,
   },
   distroless: {
     needs: [],
