@@ -16,6 +16,8 @@ const main = defineCommand({
     apikey: () => import("./cli/apikey").then((m) => m.default),
     "restore-state": () => import("./cli/restore-state").then((m) => m.default),
     version: () => import("./cli/version").then((m) => m.default),
+    upgrade: () => import("./cli/upgrade").then((m) => m.default),
+    doctor: () => import("./cli/doctor").then((m) => m.default),
     // remote: through the HTTP API of the current context
     context: () => import("./cli/context").then((m) => m.default),
     whoami: () => import("./cli/whoami").then((m) => m.default),
