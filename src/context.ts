@@ -28,6 +28,7 @@ import { type BackupWiring, wireBackups } from "./modules/backups/wire";
 import { DeployOutput } from "./modules/deploys/output";
 import { createDeployRepo, type DeployRepo } from "./modules/deploys/repo";
 import { createDeployer, type Deployer } from "./modules/deploys/service";
+import { createGitSync, type GitSync, type GitSyncOptions } from "./modules/gitsync/service";
 import { createLogHub, type LogHub } from "./modules/logs/hub";
 import { RequestStats } from "./modules/metrics/aggregator";
 import { createCollector } from "./modules/metrics/collect";
@@ -89,6 +90,8 @@ export interface Ctx {
   alerts: Alerts;
   /** Backup configs, runs (scheduled, missed, now), downloads and restores; the server starts and stops its work. */
   backups: Backups;
+  /** Git sync: the configuration in force, the status, the worker (started by the server) and its triggers. */
+  gitSync: GitSync;
 }
 
 export interface ContextOptions {
@@ -112,6 +115,8 @@ export interface ContextOptions {
   webhooks?: DispatchTuning;
   /** Backups: a strategy or the containers replaced (tests of what surrounds them). */
   backups?: BackupWiring["override"];
+  /** Git sync timings (tests shorten the push debounce). */
+  gitSync?: GitSyncOptions;
 }
 
 /** The database file inside the data dir. */
@@ -126,7 +131,15 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
   const log = logs.logger("core");
   const db = openDb(opts.dbPath ?? dbPathOf(config));
   const keys = deriveKeys(config.master_secret);
-  const activity = createActivity({ db, clock, log: logs.logger("activity") });
+  // git sync is built last (it reads every service); activity asks it through these late-bound calls
+  let gitSync: GitSync | undefined;
+  const activity = createActivity({
+    db,
+    clock,
+    log: logs.logger("activity"),
+    gitSyncEnabled: () => gitSync?.enabled() ?? false,
+    onPending: () => gitSync?.changed(),
+  });
   const userRepo = createUserRepo(db.orm);
   const users = createUsers({ db, clock, repo: userRepo, activity });
   const apiKeys = createApiKeys({ db, clock, hmacKey: keys.apiKey, activity });
@@ -275,7 +288,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     },
     override: opts.backups,
   });
-  return {
+  const ctx: Omit<Ctx, "gitSync"> = {
     config,
     configSource: opts.configSource ?? null,
     clock,
@@ -312,4 +325,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     alerts,
     backups,
   };
+  const full = ctx as Ctx;
+  gitSync = full.gitSync = createGitSync(full, opts.gitSync);
+  return full;
 }

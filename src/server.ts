@@ -80,6 +80,8 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
   void ctx.backups.start().catch((e) => log.error("backups failed to start", { error: (e as Error).message }));
   // the first pass may start deploys; it runs in the background so the API is up at once
   void ctx.reconciler.start().catch((e) => log.error("reconciler failed to start", { error: (e as Error).message }));
+  // git sync: first contact with the remote, then the poll loop; all in the background
+  void ctx.gitSync.start().catch((e) => log.error("git sync failed to start", { error: (e as Error).message }));
   log.info(`sundeck ${VERSION} (${COMMIT}) management api and dashboard on ${url}`, {
     config: ctx.configSource ?? "embedded default",
     data_dir: c.data_dir,
@@ -95,6 +97,8 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
         log.info("shutting down");
         stopNightly();
         ctx.reconciler.stop();
+        // a cycle in flight ends first (its network calls have deadlines)
+        await ctx.gitSync.stop();
         await ctx.edge.stop(STOP_GRACE_MS);
         await ctx.deployer.drain(DRAIN_GRACE_MS);
         // running backups and restores are cancelled and recorded as failed, their partial objects removed

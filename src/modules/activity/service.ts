@@ -9,6 +9,7 @@ import type { Log } from "../../log/logger";
 import type { ActivityDetail, ActivityPage } from "../../shared/schemas/activity";
 import { type Actor, type Category, isSyncable, type NewEntry } from "./model";
 import { type ActivityDetailRow, createActivityRepo, type ListFilter, type Visibility } from "./repo";
+import { createSyncMarks } from "./sync";
 
 export type { ListFilter, Visibility };
 
@@ -18,6 +19,8 @@ export interface ActivityDeps {
   log: Log;
   /** Whether git sync is on (entries of syncable categories then start as pending). */
   gitSyncEnabled?: () => boolean;
+  /** Told after an entry was recorded pending (the git sync worker schedules a push). */
+  onPending?: () => void;
 }
 
 export const RECENT_COUNT = 8;
@@ -25,8 +28,9 @@ export const RECENT_COUNT = 8;
 const PRUNE_BATCH = 2_000;
 
 /** Build the activity service. */
-export function createActivity({ db, clock, log, gitSyncEnabled = () => false }: ActivityDeps) {
+export function createActivity({ db, clock, log, gitSyncEnabled = () => false, onPending }: ActivityDeps) {
   const repo = createActivityRepo(db.sqlite);
+  const sync = createSyncMarks(db.sqlite);
 
   const toDetail = (r: ActivityDetailRow): ActivityDetail => {
     const { actor_user_id: _, before_json, after_json, ...rest } = r;
@@ -43,8 +47,9 @@ export function createActivity({ db, clock, log, gitSyncEnabled = () => false }:
     (r.category === "auth" && r.actor_user_id === vis.userId);
 
   /** Record one entry. Call inside the change's transaction. Returns the entry id. */
-  const record = (e: NewEntry): number =>
-    repo.insert({
+  const record = (e: NewEntry): number => {
+    const pending = gitSyncEnabled() && isSyncable(e.category, e.action);
+    const id = repo.insert({
       appSlug: e.appSlug ?? null,
       appId: e.appId ?? null,
       actorUserId: e.actor.userId,
@@ -57,11 +62,14 @@ export function createActivity({ db, clock, log, gitSyncEnabled = () => false }:
       summary: e.summary,
       error: e.error ?? null,
       composeVersionId: e.composeVersionId ?? null,
-      syncStatus: gitSyncEnabled() && isSyncable(e.category, e.action) ? "pending" : null,
+      syncStatus: pending ? "pending" : null,
       beforeJson: e.before === undefined || e.before === null ? null : JSON.stringify(redact(e.before)),
       afterJson: e.after === undefined || e.after === null ? null : JSON.stringify(redact(e.after)),
       createdAt: iso(clock.now()),
     });
+    if (pending) onPending?.();
+    return id;
+  };
 
   /** One page of entries, newest first, with the cursor of the next page. */
   const list = (f: ListFilter, vis: Visibility): ActivityPage => {
@@ -122,6 +130,9 @@ export function createActivity({ db, clock, log, gitSyncEnabled = () => false }:
       }
       return total;
     },
+
+    /** Git sync badges: pending entries, marked synced or failed by the worker. */
+    sync,
 
     repo,
   };

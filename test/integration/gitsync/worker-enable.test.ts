@@ -1,0 +1,93 @@
+/**
+ * The git sync worker against a real smart-HTTP server: first enable on an empty remote (initial commit, in sync)
+ * and on someone else's non-empty remote (error, nothing pushed), a change through the API pushed with its activity
+ * entry marked synced, and the remote holding only allowed files after every test.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "bun:test";
+import { type GitServer, remoteLog, remotePaths, startGitServer } from "../../helpers/git-server";
+import { GIT_TOKEN, scanRemote, startSynced, waitStatus } from "../../helpers/gitsync";
+import { until } from "../../helpers/http";
+import type { TestServer } from "../../helpers/server";
+
+let gs: GitServer;
+const running: { t: TestServer; bare: string; foreign: string[] }[] = [];
+
+beforeAll(() => {
+  gs = startGitServer({ token: GIT_TOKEN });
+});
+afterAll(async () => {
+  await gs.stop();
+});
+afterEach(async () => {
+  for (const { t, bare, foreign } of running.splice(0)) {
+    await t.stop();
+    scanRemote(bare, [t.ctx.config.master_secret], foreign);
+  }
+});
+
+async function setup(o: Parameters<typeof startSynced>[1] = {}) {
+  const s = await startSynced(gs, o);
+  running.push(s);
+  return s;
+}
+
+const RULE = { name: "disk-low", app_slug: null, kind: "disk", threshold: 10, duration: "5m", webhook_ids: [], enabled: true };
+
+describe("first enable", () => {
+  it("pushes the current state to an empty remote as the initial commit", async () => {
+    const { t, bare } = await setup();
+    const s = await waitStatus(t.root, (s) => s.state === "in_sync");
+    expect(s.enabled).toBe(true);
+    expect(s.last_error).toBeNull();
+    expect(s.last_commit_sha).toMatch(/^[0-9a-f]{40}$/);
+    // the initial commit first (the first user, created right after start, may follow in a second commit)
+    expect(remoteLog(bare).at(-1)).toBe("sundeck: initial state");
+    expect(remotePaths(bare)).toEqual([".gitignore", "_global.yml"]);
+    expect(s.last_sync_at).not.toBeNull();
+  });
+
+  it("refuses a remote that already has someone else's commits, pushing nothing", async () => {
+    const { t, bare } = await setup({ seed: true });
+    const s = await waitStatus(t.root, (s) => s.state === "error");
+    expect(s.last_error).toContain("already has commits");
+    expect(remoteLog(bare)).toEqual(["someone else's history"]);
+    // a change made meanwhile is not pushed either
+    expect((await t.root.post("/api/alerts/rules", RULE)).status).toBe(201);
+    await t.root.post("/api/git/sync-now");
+    await waitStatus(t.root, (s) => s.state === "error");
+    expect(remoteLog(bare)).toEqual(["someone else's history"]);
+    expect(remotePaths(bare)).toEqual(["README.md"]);
+  });
+});
+
+describe("push", () => {
+  it("commits and pushes a change made through the API and marks its activity entry synced with the commit", async () => {
+    const { t, bare } = await setup();
+    await waitStatus(t.root, (s) => s.state === "in_sync");
+    const created = await t.root.post("/api/alerts/rules", RULE);
+    expect(created.status).toBe(201);
+    const entry = await until(
+      async () => {
+        const r = await t.root.get("/api/activity?categories=alert");
+        const e = r.json.entries.find((x: any) => x.action === "alert_rule_created");
+        return e?.sync_status === "synced" ? e : null;
+      },
+      { timeout: 20_000, what: "the entry synced" },
+    );
+    const head = (await waitStatus(t.root, (s) => s.last_commit_sha === entry.sync_commit_sha)).last_commit_sha;
+    expect(entry.sync_commit_sha).toBe(head);
+    expect(remoteLog(bare)[0]).toContain("disk-low");
+    const { remoteFile } = await import("../../helpers/git-server");
+    expect(remoteFile(bare, "_global.yml")).toContain("disk-low");
+  });
+
+  it("leaves runtime-only entries without a badge", async () => {
+    const { t } = await setup();
+    await waitStatus(t.root, (s) => s.state === "in_sync");
+    const r = await t.root.put("/api/system/public-host", { public_host: "example.test" });
+    expect(r.status).toBe(200);
+    const list = await t.root.get("/api/activity?categories=system");
+    const e = list.json.entries.find((x: any) => x.action === "public_host_changed");
+    expect(e.sync_status).toBeNull();
+  });
+});
