@@ -26,6 +26,9 @@ const APP_KEYS = new Set([
   "sundeck.ratelimit.window",
   "sundeck.ratelimit.burst",
   "sundeck.ratelimit.by",
+  // read by backups (src/modules/backups/strategies): the strategy override and the database / RDB path
+  "sundeck.backup.strategy",
+  "sundeck.backup.path",
 ]);
 
 type Group = Partial<Record<"domain" | "port" | "path" | "tls", string>>;

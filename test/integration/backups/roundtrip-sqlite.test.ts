@@ -10,10 +10,13 @@ const q = (exec: ServiceExec, sql: string) => exec(["sqlite3", "/data/app.db", s
 
 describeDbRoundTrip({
   strategy: "sqlite",
-  image: "sqlite-app",
+  image: "sqlite",
   compose: (image) => `services:
   app:
     image: ${image}
+    labels:
+      sundeck.backup.strategy: sqlite
+      sundeck.backup.path: /data/app.db
     volumes:
       - data:/data
     stop_grace_period: 1s
@@ -24,7 +27,6 @@ volumes:
     { service: "app", target: "s3" },
     { service: "app", target: "local" },
   ],
-  detected: false,
   ready: (exec) => q(exec, "select 1"),
   seed: (exec) =>
     q(
