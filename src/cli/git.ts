@@ -42,6 +42,7 @@ export function statusLines(s: GitSyncStatus, now = Date.now()): string[] {
  */
 export function settled(before: GitSyncStatus, after: GitSyncStatus, sawRunning = false): boolean {
   if (after.running) return false;
+  if (after.last_attempt_at && after.last_attempt_at !== before.last_attempt_at) return true;
   if (sawRunning || after.last_sync_at !== before.last_sync_at) return true;
   // a failed attempt leaves the last successful sync time as it was; its error is what changes
   return !!after.last_error && after.last_error !== before.last_error;

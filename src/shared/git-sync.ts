@@ -27,6 +27,11 @@ export interface GitSyncStatus {
   last_sync_at: string | null;
   last_commit_sha: string | null;
   last_error: string | null;
+  /**
+   * When the last cycle ended, whatever its outcome (a failure leaves `last_sync_at` as it was); lets a client that
+   * asked for a sync see it end even when it failed with the same error as before.
+   */
+  last_attempt_at?: string | null;
   /** A sync or apply running now, when the server says so. */
   running?: boolean;
   conflicts?: GitSyncConflict[];

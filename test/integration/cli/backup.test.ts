@@ -9,18 +9,18 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { sizeText } from "../../../src/cli/backup";
 import type { BackupContainer, Strategy } from "../../../src/modules/backups/types";
 import type { BackupConfig, BackupRun } from "../../../src/shared/backups";
+import { MAIN, runSundeck } from "../../helpers/cli";
 import { until } from "../../helpers/http";
 import { type S3Server, startS3 } from "../../helpers/s3";
 import { startTestServer, type TestServer } from "../../helpers/server";
 import { member, tar } from "../../helpers/tar-corpus";
 import { tempDir } from "../../helpers/tmp";
 
-const MAIN = resolve(import.meta.dir, "../../../src/main.ts");
 const SLUG = "shop";
 /** Bytes the fake dump yields: not compressible to nothing, so the size and progress mean something. */
 const DUMP = new Uint8Array(randomBytes(3 * 2 ** 20));
@@ -63,23 +63,7 @@ let s3: S3Server;
 let key: string;
 let home: string;
 
-async function sundeck(...args: string[]) {
-  const p = Bun.spawn([process.execPath, MAIN, ...args], {
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: home,
-      XDG_CONFIG_HOME: home,
-      SUNDECK_URL: s.url,
-      SUNDECK_API_KEY: key,
-    },
-    cwd: home,
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  return { code, stdout, stderr };
-}
+const sundeck = (...args: string[]) => runSundeck(args, { url: s.url, key, home });
 
 async function createConfig(body: Record<string, unknown>): Promise<BackupConfig> {
   const res = await s.root.post(`/api/apps/${SLUG}/backups/configs`, {

@@ -49,6 +49,10 @@ describe("settled", () => {
     // the same error again: the worker was seen running, and is not any more
     expect(settled(status({ last_error: "x" }), status({ last_error: "x" }), true)).toBe(true);
     expect(settled(before, status({ running: true }), true)).toBe(false);
+    // a server that says when each cycle ended: a new attempt time ends the wait, the same error or not
+    const failed = status({ state: "error", last_error: "x", last_attempt_at: "2026-11-27T06:01:00.000Z" });
+    expect(settled(failed, { ...failed, last_attempt_at: "2026-11-27T06:01:00.500Z" })).toBe(true);
+    expect(settled(failed, failed)).toBe(false);
   });
 });
 
