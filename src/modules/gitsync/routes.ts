@@ -29,7 +29,8 @@ const ConfigBody = t.Object(
     webhook_enabled: t.Optional(t.Boolean()),
     source: t.Optional(t.String({ description: "ignored (responses carry it)" })),
   },
-  { additionalProperties: false },
+  // kept, so the service names an unknown field (a typo) instead of it being dropped silently
+  { additionalProperties: true },
 );
 
 /** `sha256=<hex>` over the exact bytes received, compared in constant time. */
