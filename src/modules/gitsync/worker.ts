@@ -15,6 +15,8 @@ import type { SyncStatus } from "./status";
 
 /** Quiet time after a recorded change before the push cycle (changes made together become one commit). */
 export const PUSH_DEBOUNCE_MS = 1_000;
+/** The shortest poll interval taken from the config file (the API refuses less than 5 s). */
+const MIN_POLL_MS = 1_000;
 
 export interface WorkerDeps {
   ctx: Ctx;
@@ -107,7 +109,8 @@ export function createWorker(d: WorkerDeps) {
     start() {
       request({ fetch: true });
       if (cfg.poll_enabled) {
-        poll = setInterval(() => request({ fetch: true }), parseDuration(cfg.poll_interval)!);
+        // the file's schema takes any duration: never poll in a tight loop
+        poll = setInterval(() => request({ fetch: true }), Math.max(parseDuration(cfg.poll_interval) ?? 60_000, MIN_POLL_MS));
         poll.unref?.();
       }
     },
