@@ -15,6 +15,7 @@ const MAX_CONFLICTS = 20;
 /** What is saved: the wire status plus the remote (URL and branch) whose history the local branch shares. */
 interface Saved {
   last_sync_at: string | null;
+  last_attempt_at: string | null;
   last_commit_sha: string | null;
   last_error: string | null;
   state: GitSyncState;
@@ -29,6 +30,7 @@ export function createStatus(db: Db, clock: Clock) {
     const row = db.orm.select().from(settings).where(eq(settings.key, KEY)).get();
     const base: Saved = {
       last_sync_at: null,
+      last_attempt_at: null,
       last_commit_sha: null,
       last_error: null,
       state: "disabled",
@@ -59,6 +61,7 @@ export function createStatus(db: Db, clock: Clock) {
         state: enabled ? s.state : "disabled",
         behind_by: enabled ? s.behind_by : 0,
         last_sync_at: s.last_sync_at,
+        last_attempt_at: s.last_attempt_at,
         last_commit_sha: s.last_commit_sha,
         last_error: enabled ? s.last_error : null,
         running: enabled && running,
@@ -83,6 +86,7 @@ export function createStatus(db: Db, clock: Clock) {
       s = {
         ...s,
         last_sync_at: iso(clock.now()),
+        last_attempt_at: iso(clock.now()),
         last_commit_sha: fields.sha ?? s.last_commit_sha,
         last_error: null,
         behind_by: fields.behindBy,
@@ -105,7 +109,7 @@ export function createStatus(db: Db, clock: Clock) {
     },
     /** A cycle failed (`message` is worded for a user). */
     failed(message: string) {
-      s = { ...s, state: "error", last_error: message };
+      s = { ...s, state: "error", last_error: message, last_attempt_at: iso(clock.now()) };
       save();
     },
     /** A problem that did not stop the cycle (a refused file): shown, and kept until the next clean cycle. */

@@ -54,7 +54,10 @@ describe("first enable", () => {
     // a change made meanwhile is not pushed either
     expect((await t.root.post("/api/alerts/rules", RULE)).status).toBe(201);
     await t.root.post("/api/git/sync-now");
-    await waitStatus(t.root, (s) => s.state === "error");
+    // the retry ends with the same error: only the attempt time tells it ran
+    const again = await waitStatus(t.root, (x) => x.state === "error" && x.last_attempt_at !== s.last_attempt_at);
+    expect(again.last_error).toBe(s.last_error);
+    expect(again.last_sync_at).toBeNull();
     expect(remoteLog(bare)).toEqual(["someone else's history"]);
     expect(remotePaths(bare)).toEqual(["README.md"]);
   });
