@@ -3,10 +3,13 @@
  * write-only, recorded in activity with secrets masked, and the worker restarted with it (enable, point elsewhere,
  * disable).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, it, setDefaultTimeout } from "bun:test";
 import { type GitServer, remoteLog, remotePaths, seedBare, startGitServer } from "../../helpers/git-server";
 import { GIT_TOKEN, scanRemote, waitStatus } from "../../helpers/gitsync";
 import { startTestServer, type TestServer } from "../../helpers/server";
+
+// git over HTTP with a busy machine: seconds, not milliseconds
+setDefaultTimeout(30_000);
 
 let gs: GitServer;
 let t: TestServer;

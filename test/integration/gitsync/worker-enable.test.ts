@@ -3,11 +3,18 @@
  * and on someone else's non-empty remote (error, nothing pushed), a change through the API pushed with its activity
  * entry marked synced, and the remote holding only allowed files after every test.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, it, setDefaultTimeout } from "bun:test";
+import { rmSync } from "node:fs";
+import { createContext } from "../../../src/context";
+import { LogSink } from "../../../src/log/logger";
+import { startServer } from "../../../src/server";
 import { type GitServer, remoteLog, remotePaths, startGitServer } from "../../helpers/git-server";
 import { GIT_TOKEN, scanRemote, startSynced, waitStatus } from "../../helpers/gitsync";
-import { until } from "../../helpers/http";
-import type { TestServer } from "../../helpers/server";
+import { Client, until } from "../../helpers/http";
+import { PASSWORD, type TestServer } from "../../helpers/server";
+
+// git over HTTP with a busy machine: seconds, not milliseconds
+setDefaultTimeout(30_000);
 
 let gs: GitServer;
 const running: { t: TestServer; bare: string; foreign: string[] }[] = [];
@@ -92,5 +99,54 @@ describe("push", () => {
     const list = await t.root.get("/api/activity?categories=system");
     const e = list.json.entries.find((x: any) => x.action === "public_host_changed");
     expect(e.sync_status).toBeNull();
+  });
+
+  it("marks the entries of a failed push failed, with the error", async () => {
+    const s = await setup();
+    await waitStatus(s.t.root, (x) => x.state === "in_sync");
+    running.splice(running.indexOf(s), 1);
+    // the repository disappears from the server: the next push fails
+    rmSync(s.bare, { recursive: true, force: true });
+    try {
+      expect((await s.t.root.post("/api/alerts/rules", RULE)).status).toBe(201);
+      const entry = await until(
+        async () => {
+          const r = await s.t.root.get("/api/activity?categories=alert");
+          const e = r.json.entries.find((x: any) => x.action === "alert_rule_created");
+          return e?.sync_status === "failed" ? e : null;
+        },
+        { timeout: 20_000, what: "the entry failed" },
+      );
+      expect(entry.sync_commit_sha).toBeNull();
+      expect(entry.sync_error).toContain("no git repository");
+      const st = await waitStatus(s.t.root, (x) => x.state === "error");
+      expect(st.last_error).toBe(entry.sync_error);
+    } finally {
+      await s.t.stop();
+    }
+  });
+});
+
+describe("restart", () => {
+  it("continues its own history on the next start instead of refusing the non-empty remote", async () => {
+    const s = await setup();
+    await waitStatus(s.t.root, (x) => x.state === "in_sync");
+    running.splice(running.indexOf(s), 1);
+    await s.t.stop();
+    const before = remoteLog(s.bare).length;
+    const ctx = createContext(s.t.ctx.config, { logs: new LogSink({ stdout: false }), gitSync: { debounceMs: 100 } });
+    const srv = await startServer(ctx);
+    try {
+      const root = new Client(srv.url);
+      expect((await root.post("/api/auth/login", { username: "root", password: PASSWORD })).status).toBe(200);
+      const st = await waitStatus(root, (x) => x.last_attempt_at !== null && x.state === "in_sync");
+      expect(st.last_error).toBeNull();
+      expect((await root.post("/api/alerts/rules", RULE)).status).toBe(201);
+      await until(() => remoteLog(s.bare).length > before, { timeout: 20_000, what: "the change pushed" });
+      expect(remoteLog(s.bare).at(-1)).toBe("sundeck: initial state");
+    } finally {
+      await srv.stop();
+    }
+    scanRemote(s.bare, [s.t.ctx.config.master_secret]);
   });
 });

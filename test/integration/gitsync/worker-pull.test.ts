@@ -3,12 +3,15 @@
  * apply-pending applies them as the git sync actor; a change made here and on the remote to the same file keeps the
  * local one and is recorded in alert history and the status; the webhook (good, bad, missing signature, disabled).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, it, setDefaultTimeout } from "bun:test";
 import { createHmac } from "node:crypto";
 import { type GitServer, otherClone, remoteFile, startGitServer } from "../../helpers/git-server";
 import { GIT_TOKEN, scanRemote, startSynced, WEBHOOK_SECRET, waitStatus } from "../../helpers/gitsync";
 import { until } from "../../helpers/http";
 import type { TestServer } from "../../helpers/server";
+
+// git over HTTP with a busy machine: seconds, not milliseconds
+setDefaultTimeout(30_000);
 
 let gs: GitServer;
 const running: { t: TestServer; bare: string }[] = [];
