@@ -80,8 +80,10 @@ export function gitStateText(s: Pick<GitSyncStatus, "state" | "behind_by">): str
 /** A commit sha cut to the length people read. */
 export const shortSha = (sha: string | null | undefined): string | null => (sha ? sha.slice(0, 12) : null);
 
-/** One line for a conflict: its path(s) and message, whatever of them the server gave. */
+/** One line for a conflict: its path(s) and message, whatever of them the server gave, each path said once. */
 export function conflictText(c: GitSyncConflict): string {
-  const paths = c.paths?.length ? c.paths.join(", ") : (c.path ?? "");
-  return [paths, c.message].filter(Boolean).join(": ") || "conflict";
+  const list = c.paths?.length ? c.paths : c.path ? [c.path] : [];
+  // a message that names every path says it all
+  if (c.message && list.every((p) => c.message!.includes(p))) return c.message;
+  return [list.join(", "), c.message].filter(Boolean).join(": ") || "conflict";
 }

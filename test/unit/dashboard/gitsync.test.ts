@@ -160,6 +160,9 @@ describe("status words", () => {
     expect(conflictText({ paths: ["a/.env", "a/sundeck.yml"], message: "kept local" })).toBe("a/.env, a/sundeck.yml: kept local");
     expect(conflictText({ path: "a/.env" })).toBe("a/.env");
     expect(conflictText({})).toBe("conflict");
+    expect(conflictText({ path: "_global.yml", message: "_global.yml was changed here and on the remote" })).toBe(
+      "_global.yml was changed here and on the remote",
+    );
   });
 
   test("the webhook address", () => {
