@@ -6,7 +6,8 @@
  * of the remote is counted by Sync now (fetch-only: the behind-by-1 banner) and applied with Apply pending; a change
  * made in the dashboard (a webhook destination) is pushed and its activity entry shows the Synced badge; the same
  * alert rule changed on both sides keeps the local value and the conflict is listed on the page; an admin sees
- * the page without the settings, a viewer has no link and gets "Not available".
+ * the page without the settings, a viewer has no link and gets "Not available"; with the remote gone, a change's push
+ * fails: the page shows the error state and the entry the Sync failed badge.
  * Needs `bun run build` first.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -242,6 +243,43 @@ describe("dashboard git sync", () => {
       } finally {
         await other.close();
       }
+      expect(pageProblems).toEqual([]);
+    },
+    STEP_MS,
+  );
+
+  test(
+    "a remote that stops answering: the push fails, the page shows the error and the entry shows Sync failed",
+    async () => {
+      await remote!.stop();
+      expect(
+        await pageCall(page, "POST", "/api/webhooks", {
+          name: "night-pager",
+          kind: "generic",
+          url: "http://127.0.0.1:9/night",
+          enabled: true,
+        }),
+      ).toBe(201);
+      await nav(page).getByRole("link", { name: "Git Sync", exact: true }).click();
+      await until(async () => (await stateBadge(page).textContent()) === "error", { timeout: 30_000, what: "the error state" });
+      const error = (await pageFetch(page, "/api/git/status")).body.last_error as string;
+      expect(error.length).toBeGreaterThan(0);
+      await page.getByRole("definition").getByText(error, { exact: true }).waitFor();
+
+      await nav(page).getByRole("link", { name: "Activity", exact: true }).click();
+      const entry = page.locator("li.entry").filter({ hasText: "night-pager" }).first();
+      await until(
+        async () => {
+          await page.reload();
+          await entry.waitFor();
+          return (await entry.locator(".badge.sync-failed").count()) > 0;
+        },
+        { timeout: 20_000, what: "the Sync failed badge" },
+      );
+      expect(await entry.locator(".badge.sync-failed").textContent()).toBe("Sync failed");
+      // the entry's page says why
+      await entry.getByRole("link").click();
+      await page.getByText(error).first().waitFor();
       expect(pageProblems).toEqual([]);
     },
     STEP_MS,
