@@ -3,6 +3,7 @@
  * server config like `serve` does. Every probe runs at once with a short deadline, so a dead Docker engine or DNS
  * costs seconds, not minutes. Exit 1 when a check fails (it blocks `sundeck serve` or deploys), else 0.
  */
+import { existsSync } from "node:fs";
 import { defineCommand } from "citty";
 import { loadConfig } from "../config/load";
 import { type Config, effectiveHttpListenAddr } from "../config/schema";
@@ -82,6 +83,9 @@ export async function runChecks(configPath: string | undefined, timeUrl: string)
     guarded("disk (docker root)", async () => {
       const f = await facts;
       if (!f.rootDir) return { name: "disk (docker root)", status: "warn", detail: "unknown: the engine did not answer" };
+      // in a container the engine's root is on the host, out of sight: the container's own disk says nothing of it
+      if (!existsSync(f.rootDir))
+        return { name: "disk (docker root)", status: "warn", detail: `${f.rootDir} is not visible from here` };
       return diskCheck("disk (docker root)", f.rootDir);
     }),
     guarded("clock", () => clockCheck(timeUrl)),
