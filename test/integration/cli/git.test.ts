@@ -29,6 +29,8 @@ let remote: GitServer;
 let key: string;
 let home: string;
 let bare: string;
+/** The foreign remote behind a gate (kept open until the end, so a retry fails the same way). */
+let held: ReturnType<typeof gatedRemote> | undefined;
 
 const sundeck = (...args: string[]) => runSundeck(args, { url: s.url, key, home });
 
@@ -92,6 +94,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  held?.stop();
   await s?.stop();
   await remote?.stop();
 });
@@ -176,23 +179,32 @@ describe("sundeck git", () => {
     seedBare(foreign, { "README.md": "not ours\n" });
     // the remote answers only once the command has read the status and asked for its sync, so the worker's own first
     // cycle (started by the change) cannot end before the command looks
-    const held = gatedRemote(remote.url("foreign"));
-    try {
-      await configure({ enabled: true, remote: held.url, poll_enabled: false, auto_apply_enabled: false });
-      await until(async () => (await status()).running === true, { timeout: 20_000, what: "the worker's first cycle" });
-      const pending = sundeck("git", "sync-now");
-      await until(() => held.waiting() > 0, { timeout: 10_000, what: "the remote to be asked" });
-      // time for the command to start, read the status and post its request
-      await Bun.sleep(2000);
-      held.open();
-      await expectRefused(await pending, foreign);
-    } finally {
-      held.stop();
-    }
+    held = gatedRemote(remote.url("foreign"));
+    await configure({ enabled: true, remote: held.url, poll_enabled: false, auto_apply_enabled: false });
+    await until(async () => (await status()).running === true, { timeout: 20_000, what: "the worker's first cycle" });
+    const pending = sundeck("git", "sync-now");
+    await until(() => held!.waiting() > 0, { timeout: 10_000, what: "the remote to be asked" });
+    // time for the command to start, read the status and post its request
+    await Bun.sleep(2000);
+    held.open();
+    await expectRefused(await pending, foreign);
   });
 
   test("the same refusal again still ends the wait with exit 1", async () => {
-    await expectRefused(await sundeck("git", "sync-now"), `${remote.root}/foreign.git`);
+    const before = await status();
+    const r = await sundeck("git", "sync-now");
+    // the very same error as before: only the attempt time tells the cycle ended
+    expect((await status()).last_error).toBe(before.last_error);
+    await expectRefused(r, `${remote.root}/foreign.git`);
+  });
+
+  test("a key of a role that may not read git sync gets the server's line, exit 1", async () => {
+    await s.user("dev", "manage");
+    const r = await runSundeck(["git", "status"], { url: s.url, key: s.keyFor("dev").key, home });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toStartWith("sundeck: Forbidden");
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
   });
 
   test("--detach returns once the server accepted the work", async () => {
