@@ -28,6 +28,8 @@ export function statusLines(s: GitSyncStatus, now = Date.now()): string[] {
   if (!s.enabled) return ["git sync: disabled (a super-admin enables it in the dashboard's Git Sync page or in git_sync)"];
   const lines = [`git sync: ${gitStateText(s)}${s.running ? " (syncing now)" : ""}`];
   lines.push(`last sync: ${s.last_sync_at ? `${ago(s.last_sync_at, now)} (${s.last_sync_at})` : "never"}`);
+  if (s.last_attempt_at && s.last_attempt_at !== s.last_sync_at)
+    lines.push(`last attempt: ${ago(s.last_attempt_at, now)} (${s.last_attempt_at})`);
   lines.push(`last commit: ${shortSha(s.last_commit_sha) ?? "none"}`);
   if (s.state === "behind" || s.behind_by > 0)
     lines.push(`behind by: ${s.behind_by} (apply them with: sundeck git apply-pending)`);

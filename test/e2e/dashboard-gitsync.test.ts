@@ -265,6 +265,8 @@ describe("dashboard git sync", () => {
       const error = (await pageFetch(page, "/api/git/status")).body.last_error as string;
       expect(error.length).toBeGreaterThan(0);
       await page.getByRole("definition").getByText(error, { exact: true }).waitFor();
+      // the failed attempt is newer than the last good sync, and shown as such
+      await page.getByRole("term").filter({ hasText: "Last attempt" }).waitFor();
 
       await nav(page).getByRole("link", { name: "Activity", exact: true }).click();
       const entry = page.locator("li.entry").filter({ hasText: "night-pager" }).first();

@@ -29,6 +29,15 @@ describe("statusLines", () => {
     expect(lines).toContain("conflict: blog/.env: both changed");
   });
 
+  test("a failed attempt after the last sync is shown with its time", () => {
+    const lines = statusLines(
+      status({ state: "error", last_error: "cannot reach git.example.com", last_attempt_at: "2026-11-27T06:04:00Z" }),
+      NOW,
+    );
+    expect(lines).toContain("last attempt: 1m ago (2026-11-27T06:04:00Z)");
+    expect(statusLines(status({ last_attempt_at: "2026-11-27T06:00:00Z" }), NOW).join("\n")).not.toContain("last attempt");
+  });
+
   test("never synced, no commit; disabled is one line", () => {
     expect(statusLines(status({ last_sync_at: null, last_commit_sha: null }), NOW).slice(1)).toEqual([
       "last sync: never",

@@ -48,6 +48,14 @@ function StatusCard({ s, onSync, busy }: { s: GitSyncStatus; onSync(): void; bus
         <dd>
           <When iso={s.last_sync_at} />
         </dd>
+        {s.last_attempt_at && s.last_attempt_at !== s.last_sync_at && (
+          <>
+            <dt>Last attempt</dt>
+            <dd>
+              <When iso={s.last_attempt_at} />
+            </dd>
+          </>
+        )}
         <dt>Last commit</dt>
         <dd>
           {s.last_commit_sha ? (
