@@ -4,8 +4,9 @@
  * costs seconds, not minutes. Exit 1 when a check fails (it blocks `sundeck serve` or deploys), else 0.
  */
 import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { defineCommand } from "citty";
-import { loadConfig } from "../config/load";
+import { loadConfig, configPath as resolveConfigPath } from "../config/load";
 import { type Config, effectiveHttpListenAddr } from "../config/schema";
 import { type CheckResult, fail, guarded, oneLine } from "./doctor/check";
 import { composeCheck, engineCheck, engineFacts, socketCheck } from "./doctor/docker";
@@ -57,7 +58,10 @@ export async function runChecks(configPath: string | undefined, timeUrl: string)
   let config: Readonly<Config> | null = null;
   let configResult: CheckResult;
   try {
-    const loaded = loadConfig({ path: configPath });
+    // the embedded default would write a master secret into ./sundeck-data: a diagnosis leaves no files behind
+    const { path } = resolveConfigPath({ path: configPath });
+    const embedded = !existsSync(resolve(path));
+    const loaded = loadConfig({ path: configPath, overrides: embedded ? { master_secret: "doctor-does-not-need-it" } : {} });
     config = loaded.config;
     configResult = configCheck(config, loaded.source);
   } catch (e) {

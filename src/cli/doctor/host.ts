@@ -91,7 +91,13 @@ export async function dnsCheck(c: Config): Promise<CheckResult> {
   if (!c.domain) return warn(name, "no domain configured: the dashboard is reached on the management port only");
   let found: string[];
   try {
-    found = (await lookup(c.domain, { all: true })).map((a) => a.address);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS / 1000}s`)), PROBE_TIMEOUT_MS);
+    });
+    found = (await Promise.race([lookup(c.domain, { all: true }), late]).finally(() => clearTimeout(timer))).map(
+      (a) => a.address,
+    );
   } catch (e) {
     const text = `${c.domain} does not resolve (${(e as NodeJS.ErrnoException).code ?? oneLine(e)})`;
     // without an address no ACME certificate can be issued

@@ -4,7 +4,7 @@
  * certificate, a skewed clock), and the ports of a running Sundeck reported as ours.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { stringify } from "yaml";
@@ -68,13 +68,22 @@ async function makeConfig(
 }
 
 async function doctor(
-  config: string,
-  opts: { env?: Record<string, string>; text?: boolean } = {},
+  config: string | null,
+  opts: { env?: Record<string, string>; text?: boolean; cwd?: string } = {},
 ): Promise<{ code: number; checks: Check[]; ok: boolean; stdout: string; ms: number }> {
   const t0 = performance.now();
   const p = Bun.spawn(
-    [process.execPath, MAIN, "doctor", "--config", config, "--time-url", timeUrl, ...(opts.text ? [] : ["--output", "json"])],
+    [
+      process.execPath,
+      MAIN,
+      "doctor",
+      ...(config ? ["--config", config] : []),
+      "--time-url",
+      timeUrl,
+      ...(opts.text ? [] : ["--output", "json"]),
+    ],
     {
+      cwd: opts.cwd,
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", ...opts.env },
       stdin: "ignore",
       stdout: "pipe",
@@ -128,7 +137,7 @@ describe("sundeck doctor", () => {
     expect(byName(r.checks, "docker engine").detail).toMatch(/^engine \S+, API 1\.\d+$/);
     expect(byName(r.checks, "docker compose").detail).toMatch(/^(v2 plugin|v1 \(docker-compose\)), version \d+\.\d+/);
     expect(byName(r.checks, "disk (data_dir)").detail).toContain("free");
-    expect(byName(r.checks, "disk (docker root)").status).not.toBe("warn");
+    expect(byName(r.checks, "disk (docker root)").detail).toMatch(/^\/\S+: [\d.]+ [GM]iB free \([\d.]+ %\)/);
   }, 20_000);
 
   test("text output: one table, the failing line, exit 1", async () => {
@@ -303,5 +312,39 @@ describe("sundeck doctor", () => {
     expect(byName(r.checks, "config")).toMatchObject({ status: "fail" });
     expect(byName(r.checks, "config").detail).toMatch(/^config: listen_addr: must be an address/);
     expect(byName(r.checks, "docker engine").status).toBe("ok");
+  }, 20_000);
+
+  test("the domain: resolving to this host is ok; not resolving with tls.mode auto fails; a world-readable config warns", async () => {
+    const tls = { mode: "auto", email: "ops@example.com" };
+    const cfg = await makeConfig({ domain: "localhost", tls, http_listen_addr: "127.0.0.1:0" });
+    chmodSync(cfg.path, 0o644);
+    let r = await doctor(cfg.path);
+    expect(byName(r.checks, "dns").status).toBe("ok");
+    expect(byName(r.checks, "dns").detail).toMatch(/^localhost -> (127\.0\.0\.1|::1)(, \S+)* \(this host\)$/);
+    expect(byName(r.checks, "config")).toEqual({
+      name: "config",
+      status: "warn",
+      detail: `${cfg.path}: the file is readable by other users and holds the master secret: chmod 600`,
+    });
+    expect(byName(r.checks, "certificates")).toMatchObject({ status: "warn" });
+    expect(byName(r.checks, "certificates").detail).toContain("none for localhost yet");
+
+    const gone = await makeConfig({ domain: "doctor-test.invalid", tls, http_listen_addr: "127.0.0.1:0" });
+    r = await doctor(gone.path);
+    expect(r.code).toBe(1);
+    expect(byName(r.checks, "dns")).toMatchObject({ status: "fail" });
+    expect(byName(r.checks, "dns").detail).toMatch(/^doctor-test\.invalid does not resolve \(.+\): add an A\/AAAA record$/);
+  }, 20_000);
+
+  test("with no config file the embedded default is checked and nothing is written", async () => {
+    const cwd = join(root, "empty-cwd");
+    mkdirSync(cwd);
+    const r = await doctor(null, { cwd, env: { SUNDECK_CONFIG: "" } });
+    expect(byName(r.checks, "config").detail).toMatch(/^embedded default \(no config file\)/);
+    expect(byName(r.checks, "data dir")).toMatchObject({
+      status: "ok",
+      detail: `${join(cwd, "sundeck-data")} does not exist yet; sundeck serve creates it`,
+    });
+    expect(readdirSync(cwd)).toEqual([]);
   }, 20_000);
 });
