@@ -77,7 +77,8 @@ export function secretBody(typed: string, clear: boolean, stored: boolean): stri
   return stored ? GIT_SECRET_MASK : "";
 }
 
-const DURATION = /^\d+(ms|s|m|h)$/;
+/** A duration as the server's config reads it (Go format and days: 60s, 1h30m, 1.5h, 7d). */
+const DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h|d))+$/;
 
 /**
  * The PUT body of the form, or the first problem the browser can tell for certain (the server checks the rest and
@@ -88,7 +89,7 @@ export function configBody(f: GitForm, stored: GitSyncConfig): { body: GitSyncCo
   if (f.enabled && !remote) return { error: "A remote is required to enable git sync" };
   if (!/^[A-Za-z0-9._/-]+$/.test(f.branch.trim())) return { error: "The branch must be a branch name, such as main" };
   const poll = f.poll_interval.trim();
-  if (!DURATION.test(poll)) return { error: "The poll interval must be a duration such as 60s, 5m or 1h" };
+  if (!DURATION.test(poll)) return { error: "The poll interval must be a duration such as 60s, 5m or 1h30m" };
   const ssh = f.auth === "ssh";
   const body: GitSyncConfig = {
     enabled: f.enabled,

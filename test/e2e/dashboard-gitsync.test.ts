@@ -78,6 +78,13 @@ describe("dashboard git sync", () => {
       await settings.getByLabel("Poll interval", { exact: true }).fill("soon");
       await settings.getByRole("button", { name: "Save settings" }).click();
       await settings.getByRole("alert").filter({ hasText: "The poll interval must be a duration" }).waitFor();
+      // what only the server knows is its line, shown as it says it
+      await settings.getByLabel("Poll interval", { exact: true }).fill("1s");
+      await settings.getByRole("button", { name: "Save settings" }).click();
+      await settings
+        .getByRole("alert")
+        .filter({ hasText: /^Bad Request: poll_interval must be at least 5s$/ })
+        .waitFor();
       await settings.getByLabel("Poll interval", { exact: true }).fill("30s");
       await settings.getByLabel("Webhook secret", { exact: true }).fill(SECRET);
       await settings.getByRole("button", { name: "Save settings" }).click();

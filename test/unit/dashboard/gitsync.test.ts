@@ -136,6 +136,10 @@ describe("configBody", () => {
     expect(configBody({ ...f, branch: "a b" }, stored())).toHaveProperty("error");
     expect(configBody({ ...f, poll_interval: "soon" }, stored())).toHaveProperty("error");
     expect(configBody({ ...f, poll_interval: "60" }, stored())).toHaveProperty("error");
+    expect(configBody({ ...f, poll_interval: "5 m" }, stored())).toHaveProperty("error");
+    // the server's duration forms pass: Go format and days
+    for (const d of ["90s", "1h30m", "1.5h", "7d", "500ms"])
+      expect(configBody({ ...f, poll_interval: d }, stored())).not.toHaveProperty("error");
   });
 });
 
