@@ -1,33 +1,17 @@
 /**
- * `bun run build`: compile dist/sundeck, one self-contained executable with the dashboard embedded, version and
- * commit baked in, and no autoloading of a stray .env or bunfig.toml from the directory it runs in.
+ * `bun run build`: compile dist/sundeck for this machine (scripts/lib/compile.ts). SUNDECK_OUTFILE, SUNDECK_BYTECODE=0,
+ * and SUNDECK_VERSION (a test's second build) override the defaults.
  */
-import { $ } from "bun";
-import pkg from "../package.json";
+import { buildInfo, compile } from "./lib/compile";
 
-const commit = (await $`git rev-parse --short=12 HEAD`.nothrow().quiet().text()).trim() || "unknown";
-const dirty = (await $`git status --porcelain`.nothrow().quiet().text()).trim() ? "-dirty" : "";
+const info = await buildInfo();
+const version = process.env.SUNDECK_VERSION || info.version;
 const outfile = process.env.SUNDECK_OUTFILE ?? "dist/sundeck";
-
-const result = await Bun.build({
-  entrypoints: ["src/main.ts"],
-  minify: true,
-  bytecode: process.env.SUNDECK_BYTECODE !== "0",
-  sourcemap: "none",
-  define: {
-    SUNDECK_VERSION: JSON.stringify(pkg.version),
-    SUNDECK_COMMIT: JSON.stringify(commit + dirty),
-    "process.env.NODE_ENV": JSON.stringify("production"),
-  },
-  compile: {
-    outfile,
-    autoloadDotenv: false,
-    autoloadBunfig: false,
-  },
-});
-if (!result.success) {
-  for (const l of result.logs) console.error(l);
+try {
+  await compile({ outfile, version, commit: info.commit, bytecode: process.env.SUNDECK_BYTECODE !== "0" });
+} catch (e) {
+  console.error((e as Error).message);
   process.exit(1);
 }
 const size = Bun.file(outfile).size;
-console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB) version ${pkg.version} commit ${commit}${dirty}`);
+console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB) version ${version} commit ${info.commit}`);

@@ -2,7 +2,9 @@
 import { defineCommand } from "citty";
 import { loadConfig } from "../config/load";
 import { createContext } from "../context";
+import { sdNotify } from "../lib/sd-notify";
 import { startServer } from "../server";
+import { CliError } from "./errors";
 import { configArg } from "./local";
 
 export default defineCommand({
@@ -18,8 +20,19 @@ export default defineCommand({
 
     const ctx = createContext(config, { configSource: source });
     const server = await startServer(ctx);
+    // startServer returns once Docker is detected, the proxy listens and the API answers: that is ready, unless
+    // Docker is missing. A service manager waiting for readiness then gets a failure (and restarts us later)
+    if (process.env.NOTIFY_SOCKET) {
+      if (ctx.docker.problem) {
+        await sdNotify(`STATUS=${ctx.docker.problem}`).catch(() => {});
+        await server.stop();
+        throw new CliError(`not ready: ${ctx.docker.problem}`);
+      }
+      await sdNotify(`READY=1\nSTATUS=serving on ${server.url}`);
+    }
     if (!source) process.stdout.write(`\nSundeck is running. Open ${server.url} to set up the first user.\n\n`);
     ctx.log.info("signal received", { signal: await signal });
+    await sdNotify("STOPPING=1").catch(() => {});
     await server.stop();
   },
 });

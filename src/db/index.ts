@@ -54,7 +54,21 @@ export function openDb(path: string, migrations: readonly Migration[] = MIGRATIO
   };
 }
 
-/** Apply the migrations not yet recorded, each in its own transaction with its record. */
+/** The database was migrated by a newer sundeck: this binary does not know some of its migrations. */
+export class DowngradeError extends Error {
+  constructor(readonly unknown: string[]) {
+    super(
+      `the database has migrations this sundeck does not know (${unknown.join(", ")}): it was written by a newer ` +
+        "version; refusing to start rather than risk it (reinstall the newer version, e.g. with sundeck upgrade)",
+    );
+    this.name = "DowngradeError";
+  }
+}
+
+/**
+ * Apply the migrations not yet recorded, each in its own transaction with its record. Throws DowngradeError, before
+ * touching anything, when the database records a migration `migrations` does not have.
+ */
 export function migrate(sqlite: Database, migrations: readonly Migration[]): string[] {
   sqlite.run("CREATE TABLE IF NOT EXISTS schema_migrations (tag TEXT PRIMARY KEY, applied_at TEXT NOT NULL)");
   const done = new Set(
@@ -63,6 +77,10 @@ export function migrate(sqlite: Database, migrations: readonly Migration[]): str
       .all()
       .map((r) => r.tag),
   );
+  // migrations are forward-only: a database a newer sundeck migrated is left untouched by an older one
+  const known = new Set(migrations.map((m) => m.tag));
+  const unknown = [...done].filter((t) => !known.has(t)).sort();
+  if (unknown.length) throw new DowngradeError(unknown);
   const applied: string[] = [];
   for (const m of migrations) {
     if (done.has(m.tag)) continue;
