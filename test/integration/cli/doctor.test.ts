@@ -4,7 +4,7 @@
  * certificate, a skewed clock), and the ports of a running Sundeck reported as ours.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { stringify } from "yaml";
@@ -256,6 +256,55 @@ describe("sundeck doctor", () => {
       } finally {
         chmodSync(join(cfg.dir, "data"), 0o700);
       }
+    },
+    20_000,
+  );
+
+  test.skipIf(process.getuid?.() !== 0 || !Bun.which("setpriv"))(
+    "run as an unprivileged user: socket refused (naming the group), port 80 not bindable, data dir not writable",
+    async () => {
+      const cfg = await makeConfig({ tls: { mode: "local" }, http_listen_addr: "127.0.0.1:80" });
+      mkdirSync(join(cfg.dir, "data"), { mode: 0o700 }); // root's, as a data dir made by a root install would be
+      chmodSync(root, 0o711); // mkdtemp's 0700 would hide the config from the user
+      chownSync(cfg.dir, 65534, 65534);
+      chownSync(cfg.path, 65534, 65534);
+      const p = Bun.spawn(
+        [
+          "setpriv",
+          "--reuid=65534",
+          "--regid=65534",
+          "--clear-groups",
+          process.execPath,
+          MAIN,
+          "doctor",
+          "--config",
+          cfg.path,
+          "--time-url",
+          timeUrl,
+          "--output",
+          "json",
+        ],
+        { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cfg.dir }, stdin: "ignore", stdout: "pipe", stderr: "pipe" },
+      );
+      const [stdout, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+      expect(code).toBe(1);
+      const { checks } = JSON.parse(stdout) as { checks: Check[] };
+      const socket = byName(checks, "docker socket");
+      expect(socket.status).toBe("fail");
+      expect(socket.detail).toMatch(
+        /^\/var\/run\/docker\.sock \(root:\S+ 0660\) refuses uid 65534: run as root or add the user to group \S+$/,
+      );
+      expect(byName(checks, "docker engine").detail).toContain("refused access (permission denied)");
+      expect(byName(checks, "port 80 (http)")).toEqual({
+        name: "port 80 (http)",
+        status: "warn",
+        detail: "127.0.0.1:80: this user may not bind it (ports below 1024 need root or CAP_NET_BIND_SERVICE)",
+      });
+      expect(byName(checks, "data dir")).toEqual({
+        name: "data dir",
+        status: "fail",
+        detail: `${join(cfg.dir, "data")} is not writable: EACCES`,
+      });
     },
     20_000,
   );
