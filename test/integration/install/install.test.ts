@@ -86,13 +86,22 @@ describe("install.sh", () => {
     expect(existsSync(host.config) || existsSync(host.dataDir)).toBe(false);
   }, 60_000);
 
-  it("passes systemd-analyze verify with the unit it writes", async () => {
+  it("writes a unit systemd-analyze verifies, hardened to an exposure of 3.2 or less, ready by notify", async () => {
     const host = fakeHost();
-    expect((await runInstaller(installer, host, ["--base-url", server.url])).code).toBe(0);
+    // as installed for real: the unprivileged user (not created under an install root)
+    expect((await runInstaller(installer, host, ["--base-url", server.url], { SUNDECK_SERVICE_USER: "sundeck" })).code).toBe(0);
     const r = await exec(["systemd-analyze", "verify", host.unit]);
     // verify only warns (exit 0) on an unknown or misspelled key: any output is a failure here
     expect(r.stderr + r.stdout).toBe("");
     expect(r.code).toBe(0);
+    // the threshold is the exposure times ten; docs/install.md records the score
+    const score = await exec(["systemd-analyze", "security", "--offline=true", "--threshold=32", host.unit]);
+    expect(score.stdout).toContain("Overall exposure level for sundeck.service: 3.2");
+    expect(score.code).toBe(0);
+    const unit = readFileSync(host.unit, "utf8");
+    for (const line of ["Type=notify", "NotifyAccess=main", "User=sundeck", "KillMode=mixed", "TimeoutStopSec=45s"]) {
+      expect(unit).toContain(`\n${line}\n`);
+    }
   }, 30_000);
 
   it("refuses a binary whose checksum does not match, with one line on stderr, installing nothing", async () => {
