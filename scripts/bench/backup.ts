@@ -27,6 +27,8 @@ const { values: v } = parseArgs({
     keep: { type: "boolean", default: false },
     // run the Sundeck side with `bun --smol` (a smaller heap, collected more often)
     smol: { type: "boolean", default: false },
+    // skip the plain `tar | gzip` side (quicker runs while working on the Sundeck side)
+    "sundeck-only": { type: "boolean", default: false },
     // internal: the Sundeck side, run in its own process so its memory is its own
     child: { type: "string" },
     work: { type: "string" },
@@ -328,6 +330,18 @@ async function main(): Promise<void> {
     if (r.out.status !== "succeeded") throw new Error(`sundeck restore failed: ${r.out.error}`);
     const sundeckOk = checksum(VOLUME) === original && checksum(WARM_VOLUME) === warmOriginal;
 
+    if (v["sundeck-only"]) {
+      const g = (m: Measured) => (m.runPeakMiB - m.warmMiB).toFixed(1);
+      console.log(`${sizeMiB} MiB, data ${sundeckOk ? "identical" : "DIFFERENT"}, load ${load0} / ${loadavg()}`);
+      console.log(
+        `backup ${(b.ms / 1000).toFixed(1)} s +${g(b)} MiB (warm ${b.warmMiB.toFixed(1)}, peak ${b.runPeakMiB.toFixed(1)})`,
+      );
+      console.log(
+        `restore ${(r.ms / 1000).toFixed(1)} s +${g(r)} MiB (warm ${r.warmMiB.toFixed(1)}, peak ${r.runPeakMiB.toFixed(1)})`,
+      );
+      cleanup(work);
+      process.exit(sundeckOk ? 0 : 1);
+    }
     console.error("plain tar | gzip");
     const plainFile = join(work, "plain.tar.gz");
     const pb = timed(`docker run --rm -v ${VOLUME}:/d ${IMAGE} tar -c /d | gzip > ${plainFile}`);

@@ -32,6 +32,15 @@ export interface VetOptions {
   maxBytes: number;
 }
 
+/**
+ * Free a chunk's memory now rather than at the next collection, when it is a whole buffer nobody else holds (the
+ * inflater's output read by the vetting pass: the reader copies what it keeps). Detached, it reads as empty.
+ */
+function release(chunk: Uint8Array): void {
+  const buf = chunk.buffer as ArrayBuffer & { transfer?: (n: number) => ArrayBuffer };
+  if (chunk.byteOffset === 0 && chunk.byteLength === buf.byteLength && buf.transfer) buf.transfer(0);
+}
+
 /** The tar bytes of `src` (gunzipped and capped when it is gzip), read lazily. */
 async function tarStream(src: ReadableStream<Uint8Array>, opts: VetOptions): Promise<ReadableStream<Uint8Array>> {
   let gzip = opts.gzip ?? "auto";
@@ -48,7 +57,7 @@ async function tarStream(src: ReadableStream<Uint8Array>, opts: VetOptions): Pro
  * Read `src` through the reader; after the end-of-archive marker the rest is still
  * read (and counted against the cap) so a gzip trailer is checked, and its bytes ignored.
  */
-async function drive(src: ReadableStream<Uint8Array>, tar: TarReader): Promise<void> {
+async function drive(src: ReadableStream<Uint8Array>, tar: TarReader, owned: boolean): Promise<void> {
   const reader = src.getReader();
   const pause = fairness();
   try {
@@ -58,6 +67,7 @@ async function drive(src: ReadableStream<Uint8Array>, tar: TarReader): Promise<v
       tar.push(value);
       // entries are not kept: an archive of millions of empty files must not grow a list
       tar.take();
+      if (owned) release(value);
       await pause();
     }
     tar.end();
@@ -73,7 +83,10 @@ async function drive(src: ReadableStream<Uint8Array>, tar: TarReader): Promise<v
  */
 export async function vetArchive(src: ReadableStream<Uint8Array>, opts: VetOptions): Promise<{ entries: number; bytes: number }> {
   const tar = new TarReader({ maxBytes: opts.maxBytes });
-  await drive(await tarStream(src, opts), tar);
+  const [head, rest] = opts.gzip === undefined || opts.gzip === "auto" ? await peek(src, 2) : [null, src];
+  const gzip = head ? head[0] === 0x1f && head[1] === 0x8b : opts.gzip === true;
+  // the inflated chunks are this pass's own (a plain tar's chunks are the caller's, and stay untouched)
+  await drive(gzip ? gunzipCapped(rest, opts.maxBytes) : collecting(rest), tar, gzip);
   return { entries: tar.count, bytes: tar.bytes };
 }
 

@@ -10,6 +10,7 @@
  * anything is written for it; mounts the archive does not mention are left alone.
  */
 import { posix } from "node:path";
+import { collector } from "../archive/gunzip";
 import type { BackupContainer, OpControl } from "../types";
 import { type AppStrategy, metered, progress, requireStopped, type StrategyDeps, StrategyError } from "./run";
 import { END_OF_ARCHIVE, entryHeader, padding, readTar, streamOf, tarEntries } from "./tar";
@@ -52,6 +53,8 @@ export function volumeStrategy(deps: StrategyDeps): AppStrategy {
       const mounts = volumeMounts(c);
       if (mounts.length === 0) throw new StrategyError(`volume: ${c.name} has no named volumes or bind mounts`);
       const tick = progress(ctl);
+      // the archive stream's chunks are garbage once gzipped: collected every few MiB (see archive/gunzip.ts)
+      const collect = collector();
       async function* all(): AsyncGenerator<Uint8Array> {
         for (const m of mounts) {
           const base = posix.basename(m.destination) || "/";
@@ -68,6 +71,7 @@ export function volumeStrategy(deps: StrategyDeps): AppStrategy {
             yield entryHeader(e, name, link);
             for await (const chunk of body) {
               tick(chunk.length);
+              collect(chunk.length);
               yield chunk;
             }
             if (e.size && (e.type === "0" || e.type === "\0" || e.type === "7")) yield new Uint8Array(padding(e.size));
