@@ -5,7 +5,8 @@
  * The restart is `systemctl restart sundeck.service` when that unit is active, or the command in --restart-command
  * (SUNDECK_UPGRADE_RESTART_COMMAND; run by sh); with neither, the binary is swapped and the restart is left to you.
  */
-import { chmodSync, copyFileSync, renameSync, rmSync } from "node:fs";
+import { accessSync, chmodSync, constants, copyFileSync, renameSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
 import { defineCommand } from "citty";
 import { configPath, loadConfig } from "../config/load";
 import { COMMIT, VERSION } from "../version";
@@ -77,6 +78,11 @@ export default defineCommand({
     const previous = `${binary}.previous`;
     const say = (line: string) => process.stdout.write(`${line}\n`);
 
+    try {
+      accessSync(dirname(binary), constants.W_OK);
+    } catch {
+      throw new CliError(`cannot replace ${binary}: ${dirname(binary)} is not writable (run sundeck upgrade as root)`);
+    }
     say(`downloading ${from}/${name}`);
     await downloadVerified(from, name, incoming);
     chmodSync(incoming, 0o755);
