@@ -10,15 +10,7 @@
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileSum } from "../src/cli/upgrade-release";
-import { buildInfo, compile } from "./lib/compile";
-
-/** Release file suffix -> `bun build --compile` target. */
-export const TARGETS: Record<string, string> = {
-  "linux-x64": "bun-linux-x64",
-  "linux-arm64": "bun-linux-arm64",
-  "linux-x64-musl": "bun-linux-x64-musl",
-  "linux-arm64-musl": "bun-linux-arm64-musl",
-};
+import { buildInfo, compile, TARGETS } from "./lib/compile";
 
 const info = await buildInfo();
 const version = process.env.SUNDECK_VERSION || info.version;

@@ -13,6 +13,14 @@ export async function buildInfo(): Promise<{ version: string; commit: string }> 
   return { version: pkg.version, commit: commit + dirty };
 }
 
+/** Release file suffix -> `bun build --compile` target. */
+export const TARGETS: Record<string, string> = {
+  "linux-x64": "bun-linux-x64",
+  "linux-arm64": "bun-linux-arm64",
+  "linux-x64-musl": "bun-linux-x64-musl",
+  "linux-arm64-musl": "bun-linux-arm64-musl",
+};
+
 export interface CompileOptions {
   outfile: string;
   version: string;
