@@ -40,6 +40,8 @@ export function createGitSync(ctx: Ctx, opts: GitSyncOptions = {}) {
         status.reset(true);
         return;
       }
+      // never "disabled" while on: until the first contact ends, the status says a cycle runs
+      if (status.state === "disabled") status.reset(false);
       worker = createWorker({ ctx, cfg: current.config, status, debounceMs: opts.debounceMs });
       worker.start();
       log.info("git sync worker started", { branch: current.config.branch, source: current.source });
