@@ -25,7 +25,7 @@ const HOSTILE: Array<[string, string, string, string, string | null]> = [
   ["host networking", svc("    network_mode: host\n"), "", "network-mode", "web"],
   ["an added capability", svc("    cap_add: [SYS_ADMIN]\n"), "", "cap-add", "web"],
   ["a host device", svc("    devices: [/dev/sda]\n"), "", "devices", "web"],
-  ["an unknown registry label", svc("    labels:\n      sundeck.registries: nowhere\n"), "", "invalid", null],
+  ["an unknown registry label", svc("    labels:\n      sundeck.registries: nowhere\n"), "", "registries", null],
   ["a YAML tag", "services: !!binary x\n", "", "yaml", null],
 ];
 
