@@ -119,10 +119,16 @@ case $(uname -m) in
   aarch64 | arm64) ARCH=arm64 ;;
   *) die "no sundeck build for $(uname -m) (x86_64 and aarch64 only)" ;;
 esac
+# musl: its loader is there and no glibc libc.so.6 is (a glibc system with the musl package installed stays glibc)
+is_musl() {
+  ls /lib/ld-musl-*.so.1 >/dev/null 2>&1 || return 1
+  for f in /lib/libc.so.6 /lib64/libc.so.6 /lib/*-linux-gnu/libc.so.6 /usr/lib/libc.so.6 /usr/lib64/libc.so.6 /usr/lib/*-linux-gnu/libc.so.6; do
+    if [ -e "$f" ]; then return 1; fi
+  done
+  return 0
+}
 LIBC=""
-if ls /lib/ld-musl-*.so.1 >/dev/null 2>&1 && ! ls /lib*/ld-linux-*.so.* /lib/*-linux-gnu/libc.so.6 >/dev/null 2>&1; then
-  LIBC=-musl
-fi
+if is_musl; then LIBC=-musl; fi
 NAME=${SUNDECK_INSTALL_TARGET:-sundeck-linux-$ARCH$LIBC}
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sundeck-install.XXXXXX") || die "cannot make a temporary directory"
