@@ -16,11 +16,11 @@ export interface Run {
 }
 
 /** Run a command to completion. */
-export async function exec(cmd: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<Run> {
+export async function exec(cmd: string[], opts: { env?: Record<string, string>; cwd?: string; stdin?: Blob } = {}): Promise<Run> {
   const p = Bun.spawn(cmd, {
     cwd: opts.cwd,
     env: { PATH, HOME: process.env.HOME ?? "/root", ...opts.env },
-    stdin: "ignore",
+    stdin: opts.stdin ?? "ignore",
     stdout: "pipe",
     stderr: "pipe",
   });

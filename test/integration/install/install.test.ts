@@ -149,6 +149,15 @@ describe("install.sh", () => {
     }
   }, 60_000);
 
+  it("runs piped into sh, as curl -fsSL <base>/install.sh | sh -s -- ... does", async () => {
+    const host = fakeHost();
+    const script = await (await fetch(`${server.url}/install.sh`)).blob();
+    const r = await exec(["sh", "-s", "--", "--no-service", "--base-url", server.url], { env: host.env, stdin: script });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(await version(host.bin)).toStartWith(`sundeck ${NEW} `);
+  }, 30_000);
+
   it("fails with one line on stderr when the release is not there", async () => {
     const host = fakeHost();
     mkdirSync(join(site, "empty"), { recursive: true });
