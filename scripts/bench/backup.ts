@@ -10,7 +10,7 @@
  * The resident memory of the Sundeck process is sampled from /proc every 20 ms: growth is the peak minus the RSS it
  * had once ready (modules loaded, database open), goal under 20 MiB. Throughput is volume bytes over wall time.
  *
- *   bun scripts/bench/backup.ts [--size 1024] [--smol] [--keep]
+ *   bun scripts/bench/backup.ts [--size 1024] [--smol] [--keep] [--sundeck-only]
  *
  * Needs the Docker engine and `sundeck-test/busybox:latest` (`bun scripts/test-images.ts`). Exit status 1 when the
  * restored data differs or memory grew past the goal, 2 when the benchmark could not run.
