@@ -160,8 +160,9 @@ export async function execIn(http: EngineTransport, id: string, o: ExecOptions):
  * or the same user), which a non-root Sundeck or a remote engine does not have. So a second exec, as the same user,
  * sends SIGTERM to every process of the container whose environment holds the exec's mark (the command and the
  * children it started, which inherit it), then SIGKILL to what is left after `graceMs`. It needs `sh`, `tr`, `grep`
- * and `kill` in the image; without them (distroless) the host PID is signalled, when this host shows that PID with the mark (same PID
- * namespace as the engine, and the rights to read and signal it: root, or the same user). Never throws.
+ * and `kill` in the image; without them (distroless) the host PID is signalled, when this host shows that PID with
+ * the mark (same PID namespace as the engine, and the rights to read and signal it: root, or the same user). Never
+ * throws.
  */
 export async function stopExec(
   http: EngineTransport,

@@ -6,6 +6,8 @@
  * cancelled.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { chmodSync, copyFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { ExecOptions } from "../../../src/docker/exec";
 import type { Engine } from "../../../src/docker/types";
 import { createServiceContainers } from "../../../src/modules/backups/containers";
@@ -13,6 +15,7 @@ import { runHooks } from "../../../src/modules/backups/hooks";
 import { execOutput } from "../../../src/modules/backups/strategies/run";
 import type { BackupContainer } from "../../../src/modules/backups/types";
 import * as docker from "../../helpers/docker";
+import { tempDir } from "../../helpers/tmp";
 
 const name = docker.uniqueName("sdt-exec-abort");
 const t: { engine: Engine; id: string } = { engine: null as never, id: "" };
@@ -23,7 +26,13 @@ beforeAll(async () => {
   t.id = await docker.dockerOk("run", "-d", "--label", `io.sundeck.test=${name}`, docker.TEST_IMAGES.busybox, "sleep", "1d");
 });
 
-afterAll(() => docker.removeByLabel(`io.sundeck.test=${name}`));
+/** An image of one static binary the shell-less test builds (removed after). */
+const NOSHELL = `sundeck-test/noshell:${name}`;
+
+afterAll(async () => {
+  await docker.removeByLabel(`io.sundeck.test=${name}`);
+  await docker.docker("rmi", "-f", NOSHELL);
+});
 
 /** The command lines of the container's processes, as `docker top` (the host's view) lists them. */
 async function processes(): Promise<string[]> {
@@ -105,6 +114,30 @@ describe("an aborted exec", () => {
     keep.abort();
     await other.result.catch(() => {});
     await goneWithin("sleep 3007", 3000);
+  });
+});
+
+describe("an image without a shell", () => {
+  it("has the host PID signalled, as this host shows it with the exec's mark", async () => {
+    // an image of one static binary, `/sleep` (busybox picks the applet by its name): no sh, so no second exec can
+    // signal anything; this test runs beside the engine, as root
+    const ctx = tempDir("sdt-noshell-");
+    copyFileSync("/bin/busybox", join(ctx, "sleep"));
+    chmodSync(join(ctx, "sleep"), 0o755);
+    writeFileSync(join(ctx, "Dockerfile"), 'FROM scratch\nCOPY sleep /sleep\nCMD ["/sleep", "1d"]\n');
+    const image = NOSHELL;
+    await docker.dockerOk("build", "-q", "--label", `io.sundeck.test=${name}`, "-t", image, ctx);
+    const bare = await docker.dockerOk("run", "-d", "--label", `io.sundeck.test=${name}`, image);
+    await expect(docker.dockerOk("exec", bare, "sh", "-c", "true")).rejects.toThrow();
+    const top = async () => (await docker.dockerOk("top", bare, "-o", "pid,args")).split("\n");
+    const abort = new AbortController();
+    const p = await t.engine.exec(bare, { cmd: ["/sleep", "3011"], signal: abort.signal, killGraceMs: 500 });
+    for (let i = 0; i < 100 && !(await top()).some((l) => l.includes("sleep 3011")); i++) await Bun.sleep(50);
+    expect((await top()).some((l) => l.includes("sleep 3011"))).toBe(true);
+    abort.abort();
+    await new Response(p.stdout).arrayBuffer().catch(() => {});
+    await p.result.catch(() => {});
+    expect((await top()).some((l) => l.includes("sleep 3011"))).toBe(false);
   });
 });
 
