@@ -6,7 +6,7 @@
 import type { ServiceContainers } from "./containers";
 import type { BackupContainer } from "./types";
 
-/** How long one hook may run before the run gives up on it (the engine keeps the process; its output is dropped). */
+/** How long one hook may run before the run gives up on it (its processes are stopped in the container: SIGTERM, then SIGKILL after 3 s). */
 export const HOOK_TIMEOUT_MS = 15 * 60_000;
 
 /** Run hooks in order; throws naming the first one that fails or times out, with the last line of its output. */
