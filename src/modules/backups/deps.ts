@@ -48,7 +48,15 @@ export interface BackupDeps {
   ready?: () => Promise<void>;
   /** Hook deadline (15 min). */
   hookTimeoutMs?: number;
+  /** Runs that dump at once server-wide (default {@link MAX_CONCURRENT_RUNS}); the others wait their turn. */
+  maxConcurrentRuns?: number;
 }
+
+/**
+ * Runs that dump at once server-wide: many configs due at the same minute (50 per app may be) queue instead of
+ * loading a small server with as many dumps and gzip streams at once.
+ */
+export const MAX_CONCURRENT_RUNS = 2;
 
 /** The target a config writes to, its secret opened. */
 export function configTarget(d: Pick<BackupDeps, "target" | "secrets">, c: ConfigRow): Target {

@@ -8,8 +8,8 @@
 import { iso } from "../../lib/time";
 import { ArchiveRefused } from "./archive/refused";
 import { checkedTar } from "./archive/vet";
-import { type BackupDeps, configTarget } from "./deps";
-import { hooksOf, runHooks } from "./hooks";
+import { type BackupDeps, configTarget, MAX_CONCURRENT_RUNS } from "./deps";
+import { hooksOf, runHooks, withoutEnv } from "./hooks";
 import type { ConfigRow, RunRow } from "./repo";
 import { applyRetention } from "./retention";
 import type { BackupContainer, BackupSource } from "./types";
@@ -21,6 +21,8 @@ interface Active {
   progress: number;
   abort: AbortController;
   done: Promise<void>;
+  /** Gives the server-wide run slot back (idempotent); set once the run has one. */
+  release?: () => void;
 }
 
 /** The object key of a run: grouped by app and service, named so a listing sorts by time. */
@@ -33,6 +35,28 @@ export function runKey(c: ConfigRow, runId: number, startedMs: number, extension
 /** Build the runner. */
 export function createRunner(d: BackupDeps) {
   const active = new Map<number, Active>();
+  const maxRuns = d.maxConcurrentRuns ?? MAX_CONCURRENT_RUNS;
+  let dumping = 0;
+  const waiting: Array<() => void> = [];
+  /** Wait for one of the server-wide run slots (or the abort); returns its release. */
+  const slot = async (signal: AbortSignal): Promise<() => void> => {
+    while (dumping >= maxRuns) {
+      if (signal.aborted) throw new Error("cancelled: the server is stopping");
+      await new Promise<void>((go) => {
+        waiting.push(go);
+        signal.addEventListener("abort", () => go(), { once: true });
+      });
+    }
+    if (signal.aborted) throw new Error("cancelled: the server is stopping");
+    dumping++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      dumping--;
+      waiting.shift()?.();
+    };
+  };
   const subject = (c: ConfigRow) => `${c.appSlug ?? "sundeck"}/${c.service ?? "state"} ${c.strategy}`;
 
   /** The source of a config, and the container when it is an app service's. */
@@ -57,6 +81,7 @@ export function createRunner(d: BackupDeps) {
     let error: string | null = null;
     let hooksStarted = false;
     try {
+      a.release = await slot(signal);
       const r = await resolve(c);
       container = r.container;
       const key = runKey(c, run.id, Date.parse(run.startedAt), r.source.extension);
@@ -91,6 +116,8 @@ export function createRunner(d: BackupDeps) {
         : e instanceof ArchiveRefused
           ? `the volume could not be restored from this archive, so it is not kept: ${e.message}`
           : ((e as Error).message ?? String(e));
+      // a dump tool's stderr may quote the container's env (a password in a connection string): viewers read runs
+      if (container) error = withoutEnv(error, container.env);
     }
     if (container && hooksStarted && !signal.aborted) {
       try {
@@ -101,6 +128,8 @@ export function createRunner(d: BackupDeps) {
         if (!error) d.repo.updateRun(run.id, { error: (e as Error).message });
       }
     }
+    // the dump and its hooks are over: the next run may start (retention and alerts need no slot)
+    a.release?.();
     if (error) {
       d.repo.updateRun(run.id, { status: "failed", error, finishedAt: iso(d.clock.now()), sizeBytes: null, sha256: null });
       d.log.warn("backup failed", { config: c.id, run: run.id, app: c.appSlug, error });
@@ -154,7 +183,10 @@ export function createRunner(d: BackupDeps) {
       active.set(c.id, a);
       a.done = execute(c, run, a)
         .catch((e) => d.log.error("backup run crashed", { run: run.id, error: (e as Error).message }))
-        .finally(() => active.delete(c.id));
+        .finally(() => {
+          a.release?.();
+          active.delete(c.id);
+        });
       return run;
     },
 

@@ -18,7 +18,7 @@ import { createBackupRepo } from "../../../../src/modules/backups/repo";
 import { createBackups, INTERRUPTED } from "../../../../src/modules/backups/service";
 import { createLocalTarget, createTarget } from "../../../../src/modules/backups/targets";
 import type { BackupTarget } from "../../../../src/shared/backups";
-import { type FakeStrategy, fakeContainers, fakeStrategy, gateOn } from "../../../helpers/backups";
+import { type FakeStrategy, fakeContainer, fakeContainers, fakeStrategy, gateOn } from "../../../helpers/backups";
 import { FakeClock } from "../../../helpers/clock";
 import { until } from "../../../helpers/http";
 import { member, tar } from "../../../helpers/tar-corpus";
@@ -134,6 +134,45 @@ describe("a run", () => {
     w.strategy.chunks = [new Uint8Array(10)];
     expect((await w.run(c.id)).status).toBe("succeeded");
     expect(w.raised.map((e) => e.ok ?? false)).toEqual([false, true]);
+  });
+});
+
+describe("server-wide limits", () => {
+  it("dumps at most two runs at once; the others wait their turn and then succeed", async () => {
+    const w = world();
+    const configs = [1, 2, 3, 4].map((h) => w.config({ schedule: `0 ${h} * * *` }));
+    const dump = w.strategy.dump.bind(w.strategy);
+    let opened = 0;
+    w.strategy.dump = (c, ctl) => {
+      opened++;
+      return dump(c, ctl);
+    };
+    const open = gateOn(w.strategy);
+    const ids = configs.map((c) => w.backups.runNow(c.id, actor).run_id);
+    await until(() => opened === 2, { what: "two dumps" });
+    await Bun.sleep(50);
+    expect(opened).toBe(2);
+    // the waiting ones are running (queued) as far as the API says
+    expect(
+      w.backups
+        .runs("web", 10)
+        .filter((r) => ids.includes(r.id))
+        .map((r) => r.status),
+    ).toEqual(Array(4).fill("running"));
+    open();
+    for (const c of configs) await w.backups.waitRun(c.id);
+    expect(opened).toBe(4);
+    expect(ids.map((id) => w.repo.run(id)!.status)).toEqual(Array(4).fill("succeeded"));
+  });
+
+  it("masks the container's env values in a failed dump's error (viewers read runs)", async () => {
+    const w = world();
+    const c = w.config();
+    w.containers.find = async () => ({ ...fakeContainer("db"), env: ["POSTGRES_PASSWORD=hunter2-but-longer", "PATH=/usr/bin"] });
+    w.strategy.chunks = [new Error("pg_dump: connection to postgres://app:hunter2-but-longer@db failed")];
+    const r = await w.run(c.id);
+    expect(r.status).toBe("failed");
+    expect(r.error).toBe("pg_dump: connection to postgres://app:[env]@db failed");
   });
 });
 
