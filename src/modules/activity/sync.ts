@@ -22,6 +22,15 @@ const BATCH = 500;
 export function createSyncMarks(sqlite: Database) {
   // every entry at or below this id is known to be settled (not pending)
   let settledUpTo = 0;
+  // the lowest id that may be marked failed (undefined: not looked up yet in this process; null: none)
+  let failedFrom: number | null | undefined;
+  const lowestFailed = (): number | null => {
+    if (failedFrom === undefined) {
+      failedFrom =
+        sqlite.query<{ m: number | null }, []>("SELECT min(id) AS m FROM activity WHERE sync_status = 'failed'").get()?.m ?? null;
+    }
+    return failedFrom;
+  };
   return {
     /** The oldest pending entries (at most 500), oldest first. */
     pending(): PendingEntry[] {
@@ -35,13 +44,25 @@ export function createSyncMarks(sqlite: Database) {
       } else settledUpTo = Math.max(settledUpTo, rows[0].id - 1);
       return rows;
     },
-    /** Committed and pushed in `sha`. */
+    /**
+     * Committed and pushed in `sha`. Entries an earlier cycle marked failed are carried by this push too (every
+     * cycle commits the whole exported state and a push sends every local commit): they turn synced with it.
+     */
     markSynced(ids: readonly number[], sha: string): void {
-      if (ids.length === 0) return;
-      sqlite.run(
-        `UPDATE activity SET sync_status = 'synced', sync_commit_sha = ?, sync_error = NULL WHERE id IN (${ids.map(() => "?").join(",")}) AND sync_status = 'pending'`,
-        [sha, ...ids],
-      );
+      if (ids.length > 0) {
+        sqlite.run(
+          `UPDATE activity SET sync_status = 'synced', sync_commit_sha = ?, sync_error = NULL WHERE id IN (${ids.map(() => "?").join(",")}) AND sync_status = 'pending'`,
+          [sha, ...ids],
+        );
+      }
+      const from = lowestFailed();
+      if (from !== null) {
+        sqlite.run(
+          "UPDATE activity SET sync_status = 'synced', sync_commit_sha = ?, sync_error = NULL WHERE id >= ? AND sync_status = 'failed'",
+          [sha, from],
+        );
+        failedFrom = null;
+      }
     },
     /** The commit or the push failed (`error` is worded for a user). */
     markFailed(ids: readonly number[], error: string): void {
@@ -50,6 +71,9 @@ export function createSyncMarks(sqlite: Database) {
         `UPDATE activity SET sync_status = 'failed', sync_error = ? WHERE id IN (${ids.map(() => "?").join(",")}) AND sync_status = 'pending'`,
         [error.slice(0, 500), ...ids],
       );
+      const low = Math.min(...ids);
+      const known = lowestFailed();
+      failedFrom = known === null ? low : Math.min(known, low);
     },
   };
 }

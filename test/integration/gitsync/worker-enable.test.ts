@@ -4,7 +4,7 @@
  * entry marked synced, and the remote holding only allowed files after every test.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, setDefaultTimeout } from "bun:test";
-import { rmSync } from "node:fs";
+import { renameSync } from "node:fs";
 import { createContext } from "../../../src/context";
 import { LogSink } from "../../../src/log/logger";
 import { startServer } from "../../../src/server";
@@ -101,12 +101,12 @@ describe("push", () => {
     expect(e.sync_status).toBeNull();
   });
 
-  it("marks the entries of a failed push failed, with the error", async () => {
+  it("marks the entries of a failed push failed, with the error, and synced once a later push carries them", async () => {
     const s = await setup();
     await waitStatus(s.t.root, (x) => x.state === "in_sync");
     running.splice(running.indexOf(s), 1);
     // the repository disappears from the server: the next push fails
-    rmSync(s.bare, { recursive: true, force: true });
+    renameSync(s.bare, `${s.bare}.away`);
     try {
       expect((await s.t.root.post("/api/alerts/rules", RULE)).status).toBe(201);
       const entry = await until(
@@ -121,6 +121,12 @@ describe("push", () => {
       expect(entry.sync_error).toContain("no git repository");
       const st = await waitStatus(s.t.root, (x) => x.state === "error");
       expect(st.last_error).toBe(entry.sync_error);
+      // the repository is back: the next cycle pushes the commit, and the entry it carries turns synced
+      renameSync(`${s.bare}.away`, s.bare);
+      expect((await s.t.root.post("/api/git/sync-now")).status).toBe(202);
+      const back = await waitStatus(s.t.root, (x) => x.state === "in_sync" && x.last_commit_sha !== st.last_commit_sha);
+      const after = (await s.t.root.get("/api/activity?categories=alert")).json.entries.find((x: any) => x.id === entry.id);
+      expect(after).toMatchObject({ sync_status: "synced", sync_commit_sha: back.last_commit_sha, sync_error: null });
     } finally {
       await s.t.stop();
     }
