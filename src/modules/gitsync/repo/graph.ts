@@ -1,6 +1,9 @@
 /**
  * Commit-graph questions answered by walking parents with isomorphic-git: how many commits each side has that the
- * other lacks (as `git rev-list --left-right --count` does: newest first, stopping once every walk is shared).
+ * other lacks (as `git rev-list --left-right --count` does). The walk goes newest first and carries each side's mark
+ * down to every ancestor until nothing changes: it does not stop early on timestamps, since commits made within
+ * the same second (or on machines whose clocks disagree) do not come in a trustworthy order, and an early stop then
+ * left a shared ancestor counted on one side only.
  */
 import { gitFs as fs, loadGit, type RepoPaths } from "./igit";
 
@@ -33,8 +36,8 @@ export async function aheadBehind(
   };
   if (left) await mark(left, LEFT);
   if (right) await mark(right, RIGHT);
-  // stop once every queued commit is reachable from both sides: all older ones are shared too
-  while (queue.some((o) => flags.get(o) !== (LEFT | RIGHT))) {
+  // a commit is queued again whenever its marks grow (at most twice), so this ends; newest first keeps that rare
+  while (queue.length > 0) {
     queue.sort((a, b) => time.get(b)! - time.get(a)!);
     const oid = queue.shift()!;
     for (const p of parents.get(oid)!) await mark(p, flags.get(oid)!);
