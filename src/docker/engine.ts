@@ -2,7 +2,8 @@
  * The Engine API client: container state, logs and events read from the Docker socket (never parsed from compose
  * output), image presence, and the shared networks Sundeck creates.
  */
-import { execIn, getArchive, putArchive } from "./exec";
+import { getArchive, putArchive } from "./archive";
+import { execIn } from "./exec";
 import { JsonLines, LogDecoder } from "./streams";
 import { type EngineTarget, EngineTransport, engineTarget } from "./transport";
 import { type ContainerSummary, type DockerEvent, DockerUnavailable, type Engine, EngineError, type LogLine } from "./types";

@@ -1,7 +1,6 @@
 /**
- * Exec and archive calls of the Engine API, all streaming: a command run in a container with its stdout as a stream
- * (demultiplexed), stderr kept (capped) for error messages, stdin streamed in; and a path of a container read or
- * written as a tar stream (`GET`/`PUT /containers/{id}/archive`, no tools needed inside the image).
+ * Exec calls of the Engine API, streaming: a command run in a container with its stdout as a stream (demultiplexed),
+ * stderr kept (capped) for error messages, stdin streamed in. The archive calls are in archive.ts.
  *
  * Why a raw socket for exec start: `POST /exec/{id}/start` with stdin attached hijacks the HTTP connection (the client
  * sends `Connection: Upgrade` / `Upgrade: tcp`, the engine answers `101 UPGRADED`, and from then on the socket is a raw
@@ -11,7 +10,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Socket } from "node:net";
-import { messageOf, openSocket, rawGet } from "./raw-http";
+import { messageOf, openSocket } from "./raw-http";
 import type { EngineTransport } from "./transport";
 import { EngineError } from "./types";
 
@@ -221,45 +220,6 @@ export async function stopExec(
     return;
   }
   await sweep("KILL");
-}
-
-/** A tar stream of `path` in the container (its last component is the top entry, as `docker cp` does). */
-export async function getArchive(
-  http: EngineTransport,
-  id: string,
-  path: string,
-  signal?: AbortSignal,
-): Promise<ReadableStream<Uint8Array>> {
-  // not fetch: see raw-http.ts (Bun's fetch reads these chunked bodies 10x slower than the socket delivers them)
-  return rawGet(http, `/containers/${encodeURIComponent(id)}/archive?${new URLSearchParams({ path })}`, signal);
-}
-
-/** Extract a tar stream into `path`, an existing directory of the container (running or stopped). */
-export async function putArchive(
-  http: EngineTransport,
-  id: string,
-  path: string,
-  tar: ReadableStream<Uint8Array>,
-  signal?: AbortSignal,
-): Promise<void> {
-  const qs = new URLSearchParams({ path, noOverwriteDirNonDir: "false" });
-  const url = `${http.target.baseUrl}/v${await http.apiVersion()}/containers/${encodeURIComponent(id)}/archive?${qs}`;
-  const init: RequestInit & { unix?: string; timeout?: boolean } = {
-    method: "PUT",
-    body: tar,
-    headers: { "content-type": "application/x-tar" },
-    signal,
-    timeout: false,
-  };
-  if (http.target.socketPath) init.unix = http.target.socketPath;
-  let res: Response;
-  try {
-    res = await fetch(url, init);
-  } catch (e) {
-    throw http.connectionError(e, signal);
-  }
-  const text = await res.text();
-  if (!res.ok) throw new EngineError(res.status, messageOf(text) || `PUT archive ${path} answered ${res.status}`);
 }
 
 /** Open a connection, send the upgrade request, and return the socket once the engine answered 101 (or 200). */
