@@ -6,6 +6,7 @@
 import { createApp } from "./app";
 import type { Ctx } from "./context";
 import { MAX_BODY, MIB } from "./http/body";
+import { installMemoryDump, startTrace } from "./lib/debug-memory";
 import { ensurePrivateDir } from "./lib/fs";
 import { stopWithin } from "./lib/time";
 import { startNightly } from "./modules/activity/retention";
@@ -30,15 +31,20 @@ export interface RunningServer {
 export async function startServer(ctx: Ctx): Promise<RunningServer> {
   const log = ctx.logs.logger("server");
   const c = ctx.config;
+  const trace = startTrace();
+  trace.mark("start_server");
   ensurePrivateDir(c.data_dir);
   // ready before the API answers: a deploy right after the first 200 from /api/health must find Docker
   await ctx.docker.detect();
+  trace.mark("docker_detected");
   await ctx.status.start();
+  trace.mark("status_read");
   const hostname = !c.management_addr || c.management_addr === "0.0.0.0" ? "0.0.0.0" : c.management_addr;
   // the proxy listens before the API: the API's first answer (and /api/health's first 200) means ready
   let apiPort = c.management_port;
   try {
     await ctx.edge.start({ managementPort: () => apiPort });
+    trace.mark("proxy_listening");
   } catch (e) {
     // the proxy cannot listen: stop cleanly so the process can report it and exit
     ctx.status.stop();
@@ -46,6 +52,7 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
     throw e;
   }
   const app = createApp(ctx);
+  trace.mark("app_built");
   try {
     app.listen({
       hostname,
@@ -63,6 +70,7 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
     throw e;
   }
   const server = app.server!;
+  trace.mark("api_listening");
   if (server.port !== apiPort) {
     apiPort = server.port!;
     ctx.edge.refresh();
@@ -87,6 +95,9 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
     data_dir: c.data_dir,
     tls_mode: c.tls.mode,
   });
+  trace.mark("ready");
+  if (Object.keys(trace.done()).length > 0) log.info("start phases (ms since process start)", trace.done());
+  const removeMemoryDump = installMemoryDump(log, ctx.db.sqlite);
 
   let stopping: Promise<void> | undefined;
   return {
@@ -95,6 +106,7 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
     stop: () =>
       (stopping ??= (async () => {
         log.info("shutting down");
+        removeMemoryDump();
         stopNightly();
         ctx.reconciler.stop();
         // a cycle in flight ends first (its network calls have deadlines)

@@ -3,7 +3,12 @@
  * (heap, stacks: what Sundeck itself holds) and file-backed pages (the executable's code, clean and reclaimable),
  * next to a minimal compiled Bun.serve as the runtime's own baseline.
  *
- *   bun run build && bun scripts/bench/memory.ts [--apps 20]
+ * It also times start to ready (exec to the first 200 from /api/health) with no apps and with N apps deployed, prints
+ * where the resident pages are (mapping groups of /proc/<pid>/smaps) and the runtime's heap statistics (the opt-in
+ * SUNDECK_DEBUG_MEMORY / SUNDECK_DEBUG_START hooks of src/lib/debug-memory.ts), and exits 1 when RSS with N apps is
+ * over the target (issue 16: 50 MB), so a regression shows.
+ *
+ *   bun run build && bun scripts/bench/memory.ts [--apps 20] [--starts 5] [--target-mib 50] [--binary path]
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,9 +16,19 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { removeProject } from "./docker-cleanup";
 
-const { values } = parseArgs({ options: { apps: { type: "string", default: "20" } } });
+const { values } = parseArgs({
+  options: {
+    apps: { type: "string", default: "20" },
+    starts: { type: "string", default: "5" },
+    "target-mib": { type: "string", default: "50" },
+    binary: { type: "string" },
+  },
+});
 const APPS = Number(values.apps);
-const BINARY = resolve(import.meta.dir, "../../dist/sundeck");
+const STARTS = Number(values.starts);
+/** Issue 16's target is "50 MB", checked here in MiB (the looser reading); the MB figure is printed too. */
+const TARGET_MIB = Number(values["target-mib"]);
+const BINARY = resolve(values.binary ?? resolve(import.meta.dir, "../../dist/sundeck"));
 const dir = mkdtempSync(join(tmpdir(), "sundeck-membench-"));
 
 interface Mem {
@@ -68,6 +83,109 @@ async function baseline(): Promise<Mem> {
   return m;
 }
 
+/** Resident KiB of /proc/<pid>/smaps grouped by what the mapping is: the executable, other files, the brk heap,
+ * stacks, anonymous executable mappings (JIT code) and other anonymous memory (allocator arenas, the JS heap). */
+function smapsGroups(pid: number, binary: string): Record<string, number> {
+  const groups: Record<string, number> = {};
+  let group = "";
+  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      const [, perms, name] = head;
+      if (name === binary) group = `executable (${perms.includes("x") ? "code" : "data"})`;
+      else if (name.startsWith("/")) group = "other files (libc, ld.so, ...)";
+      else if (name === "[heap]") group = "brk heap (malloc)";
+      else if (name.startsWith("[stack")) group = "stacks";
+      else if (name.startsWith("[")) group = name;
+      else group = perms.includes("x") ? "anonymous executable (JIT code)" : "anonymous (JS heap, arenas, stacks)";
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) groups[group] = (groups[group] ?? 0) + Number(rss[1]);
+  }
+  return groups;
+}
+
+function freePort(): number {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+/** The last `memory snapshot` line the server logged (SUNDECK_DEBUG_MEMORY=1, SIGUSR2). */
+function parseSnapshot(out: string): any {
+  const lines = out.split("\n").filter((l) => l.includes("memory snapshot memory="));
+  const m = /memory=(".*")$/.exec(lines.at(-1) ?? "");
+  return m ? JSON.parse(JSON.parse(m[1])) : null;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+interface StartRun {
+  ms: number;
+  phases: Record<string, number>;
+}
+
+/** Exec to the first 200 from /api/health (polled every 2 ms), then a graceful stop. */
+async function startOnce(config: string, env: Record<string, string>): Promise<StartRun> {
+  const port = freePort();
+  const t0 = performance.now();
+  const p = Bun.spawn([BINARY, "serve", "--config", config], {
+    env: { ...env, SUNDECK_MANAGEMENT_PORT: String(port), SUNDECK_DEBUG_START: "1" },
+    stdout: "pipe",
+    stderr: "ignore",
+  });
+  let out = "";
+  const reading = (async () => {
+    for await (const c of p.stdout) out += new TextDecoder().decode(c);
+  })();
+  let ms = 0;
+  try {
+    for (;;) {
+      const ok = await fetch(`http://127.0.0.1:${port}/api/health`)
+        .then((r) => r.status === 200)
+        .catch(() => false);
+      if (ok) {
+        ms = performance.now() - t0;
+        break;
+      }
+      if (performance.now() - t0 > 30_000) throw new Error("server did not become ready in 30 s");
+      await Bun.sleep(2);
+    }
+  } finally {
+    p.kill("SIGTERM");
+    await p.exited;
+    await reading;
+  }
+  const line = out.split("\n").find((l) => l.includes("start phases")) ?? "";
+  const phases: Record<string, number> = {};
+  for (const [, k, v] of line.matchAll(/ (\w+)=([\d.]+)/g)) phases[k] = Number(v);
+  return { ms, phases };
+}
+
+async function startRuns(config: string, env: Record<string, string>): Promise<StartRun[]> {
+  const runs: StartRun[] = [];
+  await startOnce(config, env); // warm the page cache: the first exec reads the 117 MiB binary from disk
+  for (let i = 0; i < STARTS; i++) runs.push(await startOnce(config, env));
+  return runs;
+}
+
+function printStarts(name: string, runs: StartRun[]) {
+  const ms = runs.map((r) => r.ms);
+  console.log(
+    `${name.padEnd(34)} median ${median(ms).toFixed(0).padStart(4)} ms  (runs: ${ms.map((x) => x.toFixed(0)).join(", ")})`,
+  );
+  const keys = Object.keys(runs[0]?.phases ?? {});
+  if (keys.length)
+    console.log(
+      `${"".padEnd(34)} phases, median ms since exec: ${keys.map((k) => `${k} ${median(runs.map((r) => r.phases[k] ?? 0)).toFixed(1)}`).join(", ")}`,
+    );
+}
+
 async function main() {
   const config = join(dir, "config.yaml");
   const init = Bun.spawnSync([
@@ -90,7 +208,7 @@ async function main() {
     SUNDECK_RATELIMIT_REQUESTS: "1000000",
     SUNDECK_RATELIMIT_BURST: "1000000",
     ...(process.env.BUN_OPTIONS ? { BUN_OPTIONS: process.env.BUN_OPTIONS } : {}),
-  };
+  } as Record<string, string>;
   Bun.spawnSync([
     BINARY,
     "users",
@@ -107,7 +225,13 @@ async function main() {
   const key = Bun.spawnSync([BINARY, "apikey", "create", "--config", config, "--username", "bench", "--name", "bench"])
     .stdout.toString()
     .trim();
-  const server = Bun.spawn([BINARY, "serve", "--config", config], { env, stdout: "pipe", stderr: "inherit" });
+  const startsEmpty = await startRuns(config, env);
+  const server = Bun.spawn([BINARY, "serve", "--config", config], {
+    env: { ...env, SUNDECK_DEBUG_MEMORY: "1" },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  let stopped = false;
   let out = "";
   void (async () => {
     for await (const c of server.stdout) out += new TextDecoder().decode(c);
@@ -122,6 +246,13 @@ async function main() {
       });
     await Bun.sleep(2000);
     const idle = await sample(server.pid, 3000);
+    const snap = async () => {
+      const before = out.length;
+      server.kill("SIGUSR2");
+      await waitFor(async () => out.slice(before).includes("memory snapshot"), "the memory snapshot", 10_000);
+      return { heap: parseSnapshot(out), smaps: smapsGroups(server.pid, BINARY) };
+    };
+    const idleSnap = await snap();
 
     for (const slug of slugs) {
       const compose = `services:\n  web:\n    image: sundeck-test/web:latest\n    stop_grace_period: 1s\n    labels:\n      sundeck.domain: ${slug}.bench.test\n      sundeck.port: "8080"\n`;
@@ -136,6 +267,11 @@ async function main() {
     for (let i = 0; i < 200; i++) await api("/api/apps");
     await Bun.sleep(3000);
     const loaded = await sample(server.pid, 5000);
+    const loadedSnap = await snap();
+    server.kill("SIGTERM");
+    await server.exited;
+    stopped = true;
+    const startsApps = await startRuns(config, env);
     const base = await baseline();
 
     const row = (name: string, m: Mem) =>
@@ -148,11 +284,51 @@ async function main() {
     console.log(
       `\nper app: ${((loaded.anon - idle.anon) / APPS).toFixed(2)} MiB anonymous; sundeck's heap above the runtime floor: ${(loaded.anon - base.anon).toFixed(1)} MiB`,
     );
-    console.log(`target (< 50 MiB RSS with ${APPS} apps): ${loaded.rss < 50 ? "PASS" : "FAIL"} (${loaded.rss.toFixed(1)} MiB)`);
+
+    console.log("\nResident KiB by mapping (/proc/<pid>/smaps), idle -> with apps:");
+    const groups = [...new Set([...Object.keys(idleSnap.smaps), ...Object.keys(loadedSnap.smaps)])].sort(
+      (a, b) => (loadedSnap.smaps[b] ?? 0) - (loadedSnap.smaps[a] ?? 0),
+    );
+    for (const g of groups)
+      console.log(
+        `  ${g.padEnd(40)} ${String(idleSnap.smaps[g] ?? 0).padStart(7)} -> ${String(loadedSnap.smaps[g] ?? 0).padStart(7)}`,
+      );
+
+    const heapRow = (name: string, h: any) => {
+      if (!h) return console.log(`${name}: no snapshot (SUNDECK_DEBUG_MEMORY hook missing in this binary?)`);
+      const mib = (n: number) => (n / 1024 / 1024).toFixed(1);
+      console.log(
+        `${name}: JS heap ${mib(h.heap_size)} MiB (capacity ${mib(h.heap_capacity)}, extra ${mib(h.extra_memory)}), ${h.object_count} objects; ` +
+          `allocator current ${mib(h.allocator.current)} MiB (commit ${mib(h.allocator.currentCommit)}, peak ${mib(h.allocator.peak)}); ` +
+          `process heapUsed ${mib(h.process.heapUsed)}, external ${mib(h.process.external)}, arrayBuffers ${mib(h.process.arrayBuffers)}; ` +
+          `SQLite cache_size ${h.sqlite_cache_size} (page ${h.sqlite_page_size} B, db ${h.sqlite_page_count} pages)`,
+      );
+      console.log(
+        `  top object types: ${Object.entries(h.top_types)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(", ")}`,
+      );
+    };
+    console.log("\nRuntime heap statistics after a full GC (SIGUSR2 with SUNDECK_DEBUG_MEMORY=1):");
+    heapRow("idle", idleSnap.heap);
+    heapRow(`${APPS} apps`, loadedSnap.heap);
+
+    console.log("\nStart to ready (exec to the first 200 from /api/health), warm page cache:");
+    printStarts("no apps", startsEmpty);
+    printStarts(`${APPS} apps deployed`, startsApps);
+
+    const mb = (loaded.rss * 1024 * 1024) / 1e6;
+    const pass = loaded.rss < TARGET_MIB;
+    console.log(
+      `\ntarget (< ${TARGET_MIB} MiB RSS with ${APPS} apps): ${pass ? "PASS" : "FAIL"} (${loaded.rss.toFixed(1)} MiB = ${mb.toFixed(1)} MB)`,
+    );
+    if (!pass) process.exitCode = 1;
   } finally {
     // stop the server first: its reconciler would otherwise bring the removed containers back
-    server.kill("SIGTERM");
-    await server.exited;
+    if (!stopped) {
+      server.kill("SIGTERM");
+      await server.exited;
+    }
     // containers, networks and volumes by compose label (a compose `down` would need each app's file)
     for (const slug of slugs) {
       removeProject(`sundeck-${slug}`);
