@@ -22,10 +22,13 @@ const { values } = parseArgs({
     starts: { type: "string", default: "5" },
     "target-mib": { type: "string", default: "50" },
     binary: { type: "string" },
+    "settle-s": { type: "string", default: "0" },
   },
 });
 const APPS = Number(values.apps);
 const STARTS = Number(values.starts);
+/** Seconds to leave the server idle after the deploys before sampling again (does the allocator give pages back?). */
+const SETTLE_S = Number(values["settle-s"]);
 /** Issue 16's target is "50 MB", checked here in MiB (the looser reading); the MB figure is printed too. */
 const TARGET_MIB = Number(values["target-mib"]);
 const BINARY = resolve(values.binary ?? resolve(import.meta.dir, "../../dist/sundeck"));
@@ -268,6 +271,11 @@ async function main() {
     await Bun.sleep(3000);
     const loaded = await sample(server.pid, 5000);
     const loadedSnap = await snap();
+    let settled: Mem | null = null;
+    if (SETTLE_S > 0) {
+      await Bun.sleep(SETTLE_S * 1000);
+      settled = await sample(server.pid, 5000);
+    }
     server.kill("SIGTERM");
     await server.exited;
     stopped = true;
@@ -281,6 +289,7 @@ async function main() {
     console.log(row("compiled Bun.serve (runtime floor)", base));
     console.log(row("sundeck serve, no apps", idle));
     console.log(row(`sundeck serve, ${APPS} apps`, loaded));
+    if (settled) console.log(row(`  same, ${SETTLE_S} s idle later`, settled));
     console.log(
       `\nper app: ${((loaded.anon - idle.anon) / APPS).toFixed(2)} MiB anonymous; sundeck's heap above the runtime floor: ${(loaded.anon - base.anon).toFixed(1)} MiB`,
     );
