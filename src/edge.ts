@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { type Config, effectiveHttpListenAddr } from "./config/schema";
 import { boardUpstreams } from "./docker/replicas";
 import type { ContainerSummary } from "./docker/types";
+import { startTrace } from "./lib/debug-memory";
 import { parseDuration } from "./lib/duration";
 import type { CidrSet } from "./lib/net";
 import { type Clock, stopWithin } from "./lib/time";
@@ -128,6 +129,7 @@ export function createEdge(d: EdgeDeps): Edge {
   let refresh = () => {};
 
   async function start(o: { managementPort: () => number }): Promise<void> {
+    const trace = startTrace();
     const cm = await createCertManager({
       store: createCertStore(c.data_dir),
       log: d.logs.logger("certs"),
@@ -140,6 +142,7 @@ export function createEdge(d: EdgeDeps): Edge {
       tlsProbe: () => listeners?.probe() ?? null,
     });
     certs = cm;
+    trace.mark("certs_ready");
 
     const { limits, timeouts } = proxyLimits(c);
     const handler = createProxyHandler({
@@ -197,6 +200,7 @@ export function createEdge(d: EdgeDeps): Edge {
       });
     };
     rebuild();
+    trace.mark("routes_built");
     const unsubscribe = d.status.onChange(schedule);
     refresh = schedule;
 

@@ -2,6 +2,7 @@
 import { defineCommand } from "citty";
 import { loadConfig } from "../config/load";
 import { createContext } from "../context";
+import { startTrace } from "../lib/debug-memory";
 import { sdNotify } from "../lib/sd-notify";
 import { startServer } from "../server";
 import { CliError } from "./errors";
@@ -11,7 +12,10 @@ export default defineCommand({
   meta: { name: "serve", description: "Run the Sundeck server" },
   args: { ...configArg },
   async run({ args }) {
+    const trace = startTrace();
+    trace.mark("serve_loaded");
     const { config, source } = loadConfig({ path: args.config });
+    trace.mark("config_loaded");
     // handlers go in before anything listens, so a signal at any point stops the server gracefully
     let signalled: (signal: string) => void = () => {};
     const signal = new Promise<string>((resolve) => (signalled = resolve));
@@ -19,6 +23,7 @@ export default defineCommand({
     process.once("SIGINT", () => signalled("SIGINT"));
 
     const ctx = createContext(config, { configSource: source });
+    trace.mark("context_created");
     const server = await startServer(ctx);
     // startServer returns once Docker is detected, the proxy listens and the API answers: that is ready, unless
     // Docker is missing. A service manager waiting for readiness then gets a failure (and restarts us later)

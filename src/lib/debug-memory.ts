@@ -15,10 +15,12 @@ interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
 }
 
+/** Every tracer of the process writes here, so `sundeck serve` and the server's start share one list. */
+const marks: Record<string, number> = {};
+
 /** Phase marks in ms since the process started; `done()` returns them (empty when tracing is off). */
 export function startTrace(env: Record<string, string | undefined> = process.env) {
   const on = env.SUNDECK_DEBUG_START === "1";
-  const marks: Record<string, number> = {};
   return {
     mark(name: string) {
       if (on) marks[name] = Math.round(performance.now() * 10) / 10;
