@@ -36,8 +36,8 @@ export async function runHooks(
   }
 }
 
-/** Variables whose values are no secret and common in output (paths, versions). */
-const PLAIN_ENV = /^(PATH|HOME|HOSTNAME|LANG|LC_[A-Z]+|TERM|PWD|SHELL|USER|[A-Z0-9_]*_VERSION|PGDATA)$/;
+/** Variables whose values are no secret and common in output (paths, versions; `*_FILE` names where a secret is). */
+const PLAIN_ENV = /^(PATH|HOME|HOSTNAME|LANG|LC_[A-Z]+|TERM|PWD|SHELL|USER|[A-Z0-9_]*_VERSION|PGDATA|[A-Z0-9_]*_FILE)$/;
 export const ENV_MASK = "[env]";
 
 /**

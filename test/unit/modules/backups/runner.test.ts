@@ -168,11 +168,15 @@ describe("server-wide limits", () => {
   it("masks the container's env values in a failed dump's error (viewers read runs)", async () => {
     const w = world();
     const c = w.config();
-    w.containers.find = async () => ({ ...fakeContainer("db"), env: ["POSTGRES_PASSWORD=hunter2-but-longer", "PATH=/usr/bin"] });
-    w.strategy.chunks = [new Error("pg_dump: connection to postgres://app:hunter2-but-longer@db failed")];
+    w.containers.find = async () => ({
+      ...fakeContainer("db"),
+      env: ["POSTGRES_PASSWORD=hunter2-but-longer", "PATH=/usr/bin", "REDIS_PASSWORD_FILE=/run/secrets/redis"],
+    });
+    w.strategy.chunks = [new Error("pg_dump: connection to postgres://app:hunter2-but-longer@db failed (/run/secrets/redis)")];
     const r = await w.run(c.id);
     expect(r.status).toBe("failed");
-    expect(r.error).toBe("pg_dump: connection to postgres://app:[env]@db failed");
+    // a *_FILE value is where a secret is, not the secret: it stays, so the error can name the file
+    expect(r.error).toBe("pg_dump: connection to postgres://app:[env]@db failed (/run/secrets/redis)");
   });
 });
 
