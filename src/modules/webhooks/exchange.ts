@@ -18,6 +18,8 @@ export interface ExchangeTarget {
 /** Deadlines in milliseconds, each from the start of its phase; `totalMs` bounds the whole exchange. */
 export interface ExchangeLimits {
   totalMs: number;
+  /** The overall deadline the timeout message names, when `totalMs` is what is left of it (default `totalMs`). */
+  deadlineMs?: number;
   connectMs: number;
   tlsMs: number;
   headersMs: number;
@@ -128,7 +130,10 @@ export function exchange(target: ExchangeTarget, request: Uint8Array, limits: Ex
       );
 
     timers.push(
-      setTimeout(() => (phase === "body" ? answer() : fail(`timed out after ${seconds(limits.totalMs)}`, true)), limits.totalMs),
+      setTimeout(
+        () => (phase === "body" ? answer() : fail(`timed out after ${seconds(limits.deadlineMs ?? limits.totalMs)}`, true)),
+        limits.totalMs,
+      ),
     );
     within(limits.connectMs, "connect", `connect timed out after ${seconds(limits.connectMs)}`);
 

@@ -137,7 +137,11 @@ export function createSafeHttp(opts: SafeHttpOptions) {
       for (const address of addresses) {
         const left = limits.totalMs - (Date.now() - started);
         if (left <= 0) break;
-        const out = await exchange({ address, port, tls, servername }, request, { ...limits, totalMs: left });
+        const out = await exchange({ address, port, tls, servername }, request, {
+          ...limits,
+          totalMs: left,
+          deadlineMs: limits.totalMs,
+        });
         if (out.kind === "error") {
           last = failed(out.error, true, address);
           // another address of the same name may answer when this one cannot be reached at all
