@@ -1,9 +1,11 @@
 /**
  * Metrics, alerts and webhooks in the dashboard, in a real Chromium against the compiled binary and a real Docker
- * engine: an app's Metrics tab draws uPlot canvases from the samples the server collected, the overview draws the
- * host's; an example alert rule is one click and lands in the table, a silence shows on its row; a webhook
- * destination to a real local receiver is created and its Test button shows the receiver's answer (a signed generic
- * payload, then a failing receiver's status), which the delivery log lists; a viewer gets none of the write actions.
+ * engine: an app's Metrics tab draws uPlot canvases from the samples the server collected, refreshes itself while
+ * open and answers every range button (1y included); the overview draws the host's; an example alert rule is one
+ * click and lands in the table, a silence shows on its row, a rule that holds shows under Firing now and in the
+ * history (filtered by state); a webhook destination to a real local receiver is created and its Test button shows
+ * the receiver's answer (a signed generic payload, then a failing receiver's status), which the delivery log lists;
+ * a viewer gets none of the write actions.
  * Needs `bun run build` first and a running dockerd.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -119,6 +121,14 @@ describe("dashboard metrics, alerts and webhooks", () => {
       await memory.getByText("web_1 limit").or(memory.getByText("web-1 limit")).waitFor();
       await page.getByText("10 s samples").waitFor();
       expect(await page.locator(".mchart canvas").count()).toBe(4);
+      // live while open: the tab reads the range again at the collector's pace, and the newest bucket moves on
+      const updated = page.getByText("10 s samples").locator("time");
+      const first = await updated.getAttribute("datetime");
+      await until(async () => (await updated.getAttribute("datetime")) !== first, {
+        timeout: SAMPLES_MS,
+        every: 500,
+        what: "the Metrics tab to refresh itself",
+      });
 
       await page.getByRole("button", { name: "24h", exact: true }).click();
       await page.waitForURL(/range=24h/);
@@ -128,6 +138,16 @@ describe("dashboard metrics, alerts and webhooks", () => {
         .getByRole("figure", { name: /^Memory per container/ })
         .locator("canvas")
         .waitFor();
+
+      // the longest range too: a year of hourly buckets, ending with the samples of this hour
+      await page.getByRole("button", { name: "1y", exact: true }).click();
+      await page.waitForURL(/range=1y/);
+      await page.getByText("1 h samples").waitFor();
+      await page
+        .getByRole("figure", { name: /^Memory per container/ })
+        .locator("canvas")
+        .waitFor();
+      expect(await page.locator(".mchart canvas").count()).toBe(4);
     },
     STEP_MS,
   );
@@ -165,6 +185,20 @@ describe("dashboard metrics, alerts and webhooks", () => {
       await row.getByRole("button", { name: /^Silence/ }).click();
       await page.getByRole("dialog").getByRole("button", { name: "Until lifted" }).click();
       await row.getByText("silenced until lifted").waitFor();
+
+      // a rule that holds at the next tick shows under Firing now and in the history, which filters by state
+      const always = { name: "memory in use", app_slug: SLUG, kind: "memory", threshold: 0, duration: "0s" };
+      const created = await pageFetch(page, "/api/alerts/rules", { method: "POST", body: always });
+      expect(created.status).toBe(201);
+      const firing = page.getByRole("list", { name: "Firing now" }).getByRole("listitem").filter({ hasText: "memory in use" });
+      await firing.getByText(`${SLUG}/web-1`).waitFor({ timeout: SAMPLES_MS });
+      const history = page.getByRole("list", { name: "Alert history" });
+      await history.getByText(`memory of ${SLUG}/web-1 at`).first().waitFor({ timeout: SAMPLES_MS });
+      await page.getByRole("form", { name: "Filter alert history" }).getByLabel("State").selectOption("resolved");
+      await page.getByText("Nothing has fired that matches.").waitFor();
+      await page.getByRole("form", { name: "Filter alert history" }).getByLabel("State").selectOption("firing");
+      await history.getByText(`memory of ${SLUG}/web-1 at`).first().waitFor();
+      expect(await pageCall(page, "DELETE", `/api/alerts/rules/${created.body.id}`)).toBe(204);
 
       // the server's 400 is shown in the form as it says it
       await page.getByRole("button", { name: "New rule" }).click();

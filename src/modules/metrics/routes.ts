@@ -1,7 +1,7 @@
 /**
  * Routes of request statistics and metrics: per app request stats and container metrics (app read access), host
  * metrics (any signed-in user: the host is not an app's; /api/system/info is open to every role the same way).
- * A range is a duration (default 1h, at most 400d); the tier answering it follows tierFor.
+ * A range is a duration or 1y (default 1h, at most 400d); the tier answering it follows tierFor.
  */
 import { Elysia, t } from "elysia";
 import type { Ctx } from "../../context";
@@ -13,15 +13,17 @@ import { authPlugin } from "../auth/macro";
 
 const MAX_RANGE_MS = 400 * 86_400_000;
 
-/** The range query's text and milliseconds, or a 400. */
+const YEAR_MS = 365 * 86_400_000;
+
+/** The range query's text and milliseconds, or a 400. `1y` (365 days) is the dashboard's longest range button. */
 function parseRange(text: string | undefined): { text: string; ms: number } {
   const s = text || "1h";
-  const ms = parseDuration(s);
-  if (!ms || ms <= 0 || ms > MAX_RANGE_MS) throw badRequest("range must be a duration such as 1h, 24h or 7d (at most 400d)");
+  const ms = s === "1y" ? YEAR_MS : parseDuration(s);
+  if (!ms || ms <= 0 || ms > MAX_RANGE_MS) throw badRequest("range must be a duration such as 1h, 24h, 7d or 1y (at most 400d)");
   return { text: s, ms };
 }
 
-const rangeQuery = t.Object({ range: t.Optional(t.String({ description: "duration such as 1h, 24h, 7d (default 1h)" })) });
+const rangeQuery = t.Object({ range: t.Optional(t.String({ description: "duration such as 1h, 24h, 7d, or 1y (default 1h)" })) });
 
 /** /api/apps/:slug/request-stats, /api/apps/:slug/metrics, /api/metrics/system */
 export function metricsRoutes(ctx: Ctx) {

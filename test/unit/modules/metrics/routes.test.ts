@@ -122,6 +122,21 @@ describe("metrics routes answers", () => {
     expect(m.points.at(-2).cpu_pct).toBeNull();
   });
 
+  it("answer every range the dashboard's Metrics tab offers, 1y (a year of 365 days) included", async () => {
+    const want = { "1h": "raw", "24h": "1m", "7d": "5m", "30d": "1h", "1y": "1h" } as const;
+    for (const [range, tier] of Object.entries(want)) {
+      for (const path of ["/api/apps/blog/metrics", "/api/metrics/system"]) {
+        const r = await s.root.get(`${path}?range=${range}`);
+        expect([range, r.status]).toEqual([range, 200]);
+        expect(r.json).toMatchObject({ range, tier });
+      }
+    }
+    const year = (await s.root.get("/api/metrics/system?range=1y")).json;
+    expect(year.points).toHaveLength(8760);
+    expect(year.points.at(-1).cpu_pct).toBe(7);
+    expect((await s.root.get("/api/metrics/system?range=2y")).status).toBe(400);
+  });
+
   it("are in the OpenAPI document with their auth", async () => {
     const doc = (await s.root.get("/api/openapi.json")).json;
     expect(doc.paths["/api/apps/{slug}/metrics"].get["x-sundeck-auth"]).toBe("any signed-in user, app read access");
