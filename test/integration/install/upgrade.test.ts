@@ -12,6 +12,7 @@ import { freePort } from "../../helpers/apps";
 import { until } from "../../helpers/http";
 import { buildRelease, exec, fakeHost, runInstaller, serveDir, TARGET, tamperedCopy, writeSums } from "../../helpers/release";
 import { tempDir } from "../../helpers/tmp";
+import { notifyReceiver } from "./notify-receiver";
 
 const site = tempDir("sundeck-release-");
 const OLD = "0.9.0-test";
@@ -109,16 +110,11 @@ describe("sundeck upgrade", () => {
 
 describe("start-up gates", () => {
   it("tells systemd READY=1 once /api/health answers, and STOPPING=1 on SIGTERM", async () => {
-    const sock = join(work, "notify.sock");
-    const listener = Bun.spawn(["python3", "-c", RECEIVER, sock], { stdout: "pipe", stderr: "inherit" });
-    const lines: string[] = [];
-    const reader = (async () => {
-      for await (const chunk of listener.stdout) lines.push(...new TextDecoder().decode(chunk).split("\n").filter(Boolean));
-    })();
-    await until(() => lines.includes("bound"), { what: "the notify socket" });
+    const receiver = await notifyReceiver(join(work, "notify.sock"));
+    const { lines } = receiver;
     const p = await freePort();
     const serve = Bun.spawn([host.bin, "serve", "--config", host.config], {
-      env: { ...env, SUNDECK_MANAGEMENT_PORT: String(p), NOTIFY_SOCKET: sock, SUNDECK_DATA_DIR: tempDir() },
+      env: { ...env, SUNDECK_MANAGEMENT_PORT: String(p), NOTIFY_SOCKET: join(work, "notify.sock"), SUNDECK_DATA_DIR: tempDir() },
       stdout: "ignore",
       stderr: "ignore",
     });
@@ -129,8 +125,7 @@ describe("start-up gates", () => {
     serve.kill("SIGTERM");
     expect(await serve.exited).toBe(0);
     await until(() => lines.includes("STOPPING=1"), { what: "STOPPING=1" });
-    listener.kill();
-    await reader;
+    await receiver.stop();
   }, 60_000);
 
   it("under systemd, is not ready and exits when Docker is unreachable", async () => {
@@ -163,13 +158,3 @@ describe("start-up gates", () => {
     after.close();
   }, 60_000);
 });
-
-/** A unix datagram socket that prints each message it receives (newlines shown as |); systemd's side of sd_notify. */
-const RECEIVER = `
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-print("bound", flush=True)
-while True:
-    print(s.recv(4096).decode().replace("\\n", "|"), flush=True)
-`;
