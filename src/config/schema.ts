@@ -263,6 +263,20 @@ export function validateConfig(cfg: unknown): asserts cfg is Config {
     if (parseDuration(tier.resolution)! <= 0) throw new ConfigError(`metrics.tiers.${i}.resolution`, "must be longer than 0s");
     if (parseDuration(tier.retention)! < parseDuration(tier.resolution)!)
       throw new ConfigError(`metrics.tiers.${i}.retention`, "must be at least the tier's resolution");
+    if (c.metrics.tiers.findIndex((t) => t.name === tier.name) < i)
+      throw new ConfigError(`metrics.tiers.${i}.name`, `${JSON.stringify(tier.name)} is the name of another tier`);
+  });
+  // each coarser bucket is rolled up once from the finer buckets inside it: one straddling two would be lost
+  const byResolution = c.metrics.tiers
+    .map((t, i) => ({ i, ms: parseDuration(t.resolution)!, text: t.resolution }))
+    .sort((a, b) => a.ms - b.ms);
+  byResolution.forEach((t, k) => {
+    const finer = byResolution[k - 1];
+    if (finer && t.ms % finer.ms !== 0)
+      throw new ConfigError(
+        `metrics.tiers.${t.i}.resolution`,
+        `must be a multiple of the next finer tier's resolution (${finer.text})`,
+      );
   });
   if (c.git_sync.enabled && !c.git_sync.remote) throw new ConfigError("git_sync.remote", "is required when git_sync is enabled");
   if (c.git_sync.ssh_key_path && c.git_sync.https_token)

@@ -1,10 +1,11 @@
 /**
  * Pruning on a real SQLite file: each tier loses exactly the rows whose bucket starts before now minus its
- * retention, in DELETEs of at most the chunk size with the event loop running between them.
+ * retention, in DELETEs of at most the chunk size with the event loop running between them. Custom tiers the rollup
+ * cannot keep exact (a name twice, a resolution that is not a multiple of the next finer one) are refused at load.
  */
 import { describe, expect, it } from "bun:test";
 import { join } from "node:path";
-import { defaults } from "../../../../src/config/schema";
+import { ConfigError, defaults, validateConfig } from "../../../../src/config/schema";
 import { openDb } from "../../../../src/db";
 import { LogSink } from "../../../../src/log/logger";
 import { parseTiers } from "../../../../src/modules/metrics/request-stats";
@@ -82,5 +83,59 @@ describe("metrics pruning", () => {
     expect(seen).toContain(13_000 - 10_000);
     // raw containers: 5,000 + 5,000 + 2,000; every other tier and table: one statement finding nothing
     expect(r.statements).toBe(3 + 3 + 4);
+  });
+});
+
+describe("custom tiers", () => {
+  /** The config's error key for these tiers, or null when they are accepted. */
+  const problem = (tiers: Array<[name: string, resolution: string, retention: string]>) => {
+    const c = defaults();
+    c.master_secret = "0123456789abcdef0123456789abcdef";
+    c.tls.email = "ops@example.com";
+    c.metrics.tiers = tiers.map(([name, resolution, retention]) => ({ name, resolution, retention }));
+    try {
+      validateConfig(c);
+      return null;
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      return e.message;
+    }
+  };
+
+  it("accepts tiers whose resolutions each divide the next coarser one, in any order", () => {
+    expect(problem([["raw", "10s", "24h"]])).toBeNull();
+    expect(
+      problem([
+        ["fine", "30s", "2d"],
+        ["hour", "1h", "8760h"],
+        ["raw", "10s", "6h"],
+      ]),
+    ).toBeNull();
+  });
+
+  it("refuses a resolution the next finer one does not divide: its buckets would straddle two coarse ones", () => {
+    expect(
+      problem([
+        ["raw", "10s", "24h"],
+        ["odd", "25s", "7d"],
+      ]),
+    ).toBe("config: metrics.tiers.1.resolution: must be a multiple of the next finer tier's resolution (10s)");
+    expect(
+      problem([
+        ["raw", "10s", "24h"],
+        ["1m", "1m", "7d"],
+        ["7m", "7m", "30d"],
+        ["1h", "1h", "8760h"],
+      ]),
+    ).toBe("config: metrics.tiers.3.resolution: must be a multiple of the next finer tier's resolution (7m)");
+  });
+
+  it("refuses a tier name given twice: the tiers share the tables, keyed by name", () => {
+    expect(
+      problem([
+        ["raw", "10s", "24h"],
+        ["raw", "1m", "7d"],
+      ]),
+    ).toBe('config: metrics.tiers.1.name: "raw" is the name of another tier');
   });
 });
