@@ -170,7 +170,8 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     allowPrivate: config.webhooks.allow_private_destinations,
     tuning: opts.webhooks,
   });
-  const docker = createDockerLayer(logs.logger("docker"));
+  // compose detection keeps its answer in the data dir, so a start with the same binaries spawns nothing
+  const docker = createDockerLayer(logs.logger("docker"), { cacheDir: config.data_dir });
   const appRepo = createAppRepo(db);
   const deployRepo = createDeployRepo(db);
   const appFiles = createAppFiles(config.apps_dir, config.data_dir);

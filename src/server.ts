@@ -107,6 +107,7 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
       (stopping ??= (async () => {
         log.info("shutting down");
         removeMemoryDump();
+        ctx.docker.stop();
         stopNightly();
         ctx.reconciler.stop();
         // a cycle in flight ends first (its network calls have deadlines)

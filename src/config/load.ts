@@ -2,10 +2,10 @@
  * Loading the server configuration: defaults < YAML file < SUNDECK_* environment < flags, validated once and frozen.
  * With no config file at the default path, the embedded default of CONTRACT.md runs (local data, TLS off).
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { randomHex } from "../lib/crypto";
+import { randomHex, sha256Hex } from "../lib/crypto";
 import { ensurePrivateDir, writeFileAtomic } from "../lib/fs";
 import { type Config, ConfigError, defaults, validateConfig } from "./schema";
 
@@ -74,7 +74,11 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   const file = resolve(cwd, path);
   if (existsSync(file)) {
     source = file;
-    mergeInto(cfg, readYaml(source), "");
+    mergeInto(
+      cfg,
+      readYaml(source, (doc) => dataDirOf(doc, env, cwd, cfg.data_dir)),
+      "",
+    );
   } else if (explicit) {
     throw new ConfigError("", `file not found: ${path}`);
   } else {
@@ -109,10 +113,34 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   return { config: deepFreeze(cfg as Config), source };
 }
 
-function readYaml(file: string): Record<string, unknown> {
+/** Where the text of a config file the strict parser accepted is remembered, inside the data dir. */
+export const CONFIG_CHECKED_FILE = "config-checked";
+
+/**
+ * The file's mapping. The strict parser (duplicate keys refused, errors with their line) costs ~10-30 ms at start, so
+ * when it accepted this very text before and Bun's native parser read it the same, the native parser's result is
+ * taken: the data dir keeps the text's hash (with the runtime's version) after a check where both agreed.
+ */
+function readYaml(file: string, dataDirOf: (doc: Record<string, unknown>) => string | null): Record<string, unknown> {
+  const text = readFileSync(file, "utf8");
+  let fast: unknown;
+  try {
+    fast = Bun.YAML.parse(text);
+  } catch {
+    fast = undefined;
+  }
+  const dir = isMapping(fast) ? dataDirOf(fast) : null;
+  const stamp = `${sha256Hex(text)} ${Bun.version} ${Bun.revision}\n`;
+  if (dir && readChecked(dir) === stamp) return fast as Record<string, unknown>;
+  const doc = readYamlStrict(file, text);
+  if (dir && Bun.deepEquals(doc, fast, true)) keepChecked(dir, stamp);
+  return doc;
+}
+
+function readYamlStrict(file: string, text: string): Record<string, unknown> {
   let doc: unknown;
   try {
-    doc = parseYaml(readFileSync(file, "utf8"), { prettyErrors: false, uniqueKeys: true });
+    doc = parseYaml(text, { prettyErrors: false, uniqueKeys: true });
   } catch (e) {
     const msg = (e as Error).message.split("\n")[0];
     throw new ConfigError("", `${file}: invalid YAML: ${msg}`);
@@ -120,6 +148,39 @@ function readYaml(file: string): Record<string, unknown> {
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== "object" || Array.isArray(doc)) throw new ConfigError("", `${file}: must be a YAML mapping`);
   return doc as Record<string, unknown>;
+}
+
+function isMapping(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/** The data dir a file's mapping leads to (SUNDECK_DATA_DIR wins, then the file, then the default), if any. */
+function dataDirOf(
+  doc: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  cwd: string,
+  fallback: unknown,
+): string | null {
+  const dir = env.SUNDECK_DATA_DIR ?? doc.data_dir ?? fallback;
+  return typeof dir === "string" && dir ? resolve(cwd, dir) : null;
+}
+
+function readChecked(dir: string): string | null {
+  try {
+    return readFileSync(join(dir, CONFIG_CHECKED_FILE), "utf8");
+  } catch {
+    return null;
+  }
+}
+
+/** Remember a checked text, only in a data dir that is ours (a root CLI command must not leave root's files in it). */
+function keepChecked(dir: string, stamp: string): void {
+  try {
+    if (statSync(dir).uid !== process.getuid?.()) return;
+    writeFileAtomic(join(dir, CONFIG_CHECKED_FILE), stamp, 0o600);
+  } catch {
+    // no data dir yet, or not writable: the strict parser runs again next time
+  }
 }
 
 /** Merge a YAML mapping over the defaults: mappings merge, lists and scalars replace, nulls mean "default". */

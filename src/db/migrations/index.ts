@@ -9,6 +9,7 @@ import m0003 from "./0003_metrics_alerts.sql" with { type: "text" };
 import m0004 from "./0004_metric_containers.sql" with { type: "text" };
 import m0005 from "./0005_backups.sql" with { type: "text" };
 import m0006 from "./0006_backups_run_secret.sql" with { type: "text" };
+import m0007 from "./0007_version_routing.sql" with { type: "text" };
 
 export interface Migration {
   tag: string;
@@ -23,4 +24,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { tag: "0004_metric_containers", sql: m0004 },
   { tag: "0005_backups", sql: m0005 },
   { tag: "0006_backups_run_secret", sql: m0006 },
+  { tag: "0007_version_routing", sql: m0007 },
 ];

@@ -40,6 +40,11 @@ export const composeVersions = sqliteTable(
     /** good (deployed and stable), failed, or null (never finished a deploy). */
     status: text("status"),
     createdAt: text("created_at").notNull(),
+    /**
+     * The version's routing settings (its labels, endpoints included) as JSON, stored when a deploy checked it, so
+     * the proxy's first route table at start reads rows instead of re-checking every app; null in rows from before.
+     */
+    routing: text("routing"),
   },
   (t) => [
     uniqueIndex("compose_versions_app_hash").on(t.appId, t.hash),

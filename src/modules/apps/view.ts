@@ -13,6 +13,10 @@ import { type AppStatus, deriveStatus, type StatusBoard } from "./status";
 /** What a view reads of the deploy journal (the deploys module provides it; apps does not import deploys). */
 export interface JournalReader {
   version(id: number): { id: number; version: number; compose: string; envSealed: string } | undefined;
+  /** The routing settings kept with a version (JSON of its labels), null when it has none. */
+  versionRouting(id: number): string | null;
+  /** Keep the routing settings of a version stored before they were (checked once, then read from the row). */
+  setVersionRouting(id: number, routing: string): void;
   lastDeploy(
     appId: number,
   ):
@@ -33,6 +37,9 @@ export interface ViewDeps {
 /** Builds app views, caching the parse of each version. */
 export function createAppViews(d: ViewDeps) {
   const cache = new Map<string, { project: ComposeProject; endpoints: Endpoint[]; labels: AppLabels } | null>();
+
+  /** Routing settings read from version rows, by version id (a version never changes what it routes). */
+  const stored = new Map<number, { endpoints: Endpoint[]; labels: AppLabels }>();
 
   const parsed = (app: AppRow) => {
     const v = app.currentVersionId
@@ -61,7 +68,16 @@ export function createAppViews(d: ViewDeps) {
   return {
     /** The routing settings of the version an app runs (what the proxy serves), or null when none parses. */
     routing(app: AppRow): { endpoints: Endpoint[]; labels: AppLabels } | null {
+      const id = app.currentVersionId ?? app.attemptedVersionId;
+      const hit = id ? (stored.get(id) ?? readRouting(d.journal.versionRouting(id))) : null;
+      if (id && hit) {
+        if (stored.size > 500) stored.clear();
+        stored.set(id, hit);
+        return hit;
+      }
+      // a version kept before its routing was (or an app with none yet): check its compose, once
       const p = parsed(app);
+      if (id && p && d.journal.version(id)) d.journal.setVersionRouting(id, JSON.stringify(p.labels));
       return p ? { endpoints: p.endpoints, labels: p.labels } : null;
     },
 
@@ -128,3 +144,14 @@ export function createAppViews(d: ViewDeps) {
 }
 
 export type AppViews = ReturnType<typeof createAppViews>;
+
+/** A version row's routing JSON, or null when it has none or it does not read as labels. */
+function readRouting(text: string | null): { endpoints: Endpoint[]; labels: AppLabels } | null {
+  if (!text) return null;
+  try {
+    const labels = JSON.parse(text) as AppLabels;
+    return Array.isArray(labels?.endpoints) ? { endpoints: labels.endpoints, labels } : null;
+  } catch {
+    return null;
+  }
+}

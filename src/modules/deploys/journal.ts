@@ -101,9 +101,17 @@ export function createJournal(d: JournalDeps) {
             createdBy: actor.name,
             createdAt: d.now(),
           });
-        if (!parsed || current?.id === version.id) return version;
+        if (!parsed) return version;
+        const labels = parseAppLabels(parsed);
+        // what the proxy needs of this version, read at start instead of checking every app's compose again
+        if (version.routing === null) {
+          const routing = JSON.stringify(labels);
+          d.repo.setVersionRouting(version.id, routing);
+          version.routing = routing;
+        }
+        if (current?.id === version.id) return version;
         const before = current ? safeParse(current.compose, d.secrets.open(current.envSealed)) : null;
-        const endpoints = diffEndpoints(before ? safeLabels(before) : null, parseAppLabels(parsed));
+        const endpoints = diffEndpoints(before ? safeLabels(before) : null, labels);
         if (endpoints) {
           entry(app, {
             actor,

@@ -35,6 +35,13 @@ export function createDeployRepo(db: Db) {
     },
     setVersionStatus: (id: number, status: "good" | "failed") =>
       o.update(composeVersions).set({ status }).where(eq(composeVersions.id, id)).run(),
+    /** A version's routing JSON, null when not kept; a cached statement, as the proxy reads it for every app at start. */
+    versionRouting: (id: number): string | null =>
+      db.sqlite.query<{ routing: string | null }, [number]>("SELECT routing FROM compose_versions WHERE id = ?").get(id)
+        ?.routing ?? null,
+    /** Keep a version's routing settings (JSON of its labels) so a start need not check its compose again. */
+    setVersionRouting: (id: number, routing: string) =>
+      o.update(composeVersions).set({ routing }).where(eq(composeVersions.id, id)).run(),
 
     insertDeploy: (d: { appId: number; versionId: number | null; action: string; source: string; now: string }) =>
       o
