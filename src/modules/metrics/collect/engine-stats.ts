@@ -62,7 +62,19 @@ export function readTime(v: unknown): number | null {
   return ms + (m[2] ? Number(`0${m[2]}`) * 1000 : 0);
 }
 
-/** Read the stats of `ids` through the engine, `concurrency` requests at a time; a failed reading is left out. */
+/**
+ * Whether the engine answered without a reading: Go's zero time in `read`, with every counter 0 (dockerd does so when
+ * its stats collector has nothing for the container). Taken as a reading, its 0 CPU counter would show as 0 % and
+ * the next real one as the container's whole CPU time over one tick.
+ */
+export function isNoReading(s: any): boolean {
+  return typeof s?.read === "string" && s.read.startsWith("0001-01-01");
+}
+
+/**
+ * Read the stats of `ids` through the engine, `concurrency` requests at a time; a failed reading, or an answer
+ * without one, is left out (a gap in the container's series).
+ */
 export async function engineStats(
   engine: Engine,
   ids: string[],
@@ -71,7 +83,8 @@ export async function engineStats(
   const out = new Map<string, { at: number | null; counters: Counters }>();
   await eachLimited(ids, concurrency, async (id) => {
     try {
-      out.set(id, countersFromStats(await engine.stats(id)));
+      const s = await engine.stats(id);
+      if (!isNoReading(s)) out.set(id, countersFromStats(s));
     } catch {
       // gone between the list and the read, or the engine is slow: no sample values this tick
     }

@@ -297,6 +297,41 @@ describe("collector: restarts and fallbacks", () => {
     expect(engine.statsCalls).toEqual([ID, ID]);
   });
 
+  it("takes the engine's answer without a reading (zero time, zero counters) as a gap: no 0 % CPU, no spike after it", async () => {
+    const { proc, clock, engine, make } = setup();
+    engine.containers = [{ id: ID, project: "sundeck-shop", service: "web", pid: 42 }];
+    write(proc, { "42/cgroup": `2:cpuacct:/docker/${ID}\n`, "42/net/dev": netDev(0, 0) });
+    const reading = (at: number, cpuNs: number) => ({
+      read: new Date(at).toISOString(),
+      cpu_stats: { cpu_usage: { total_usage: cpuNs } },
+      memory_stats: { usage: 3000, stats: { total_inactive_file: 1000 } },
+    });
+    // what dockerd 20.10 answers when its stats collector has nothing for the container (seen on this host)
+    const none = {
+      read: "0001-01-01T00:00:00Z",
+      preread: "0001-01-01T00:00:00Z",
+      pids_stats: {},
+      blkio_stats: { io_service_bytes_recursive: null, io_serviced_recursive: null },
+      num_procs: 0,
+      storage_stats: {},
+      cpu_stats: { cpu_usage: { total_usage: 0, usage_in_kernelmode: 0, usage_in_usermode: 0 }, throttling_data: {} },
+      precpu_stats: { cpu_usage: { total_usage: 0, usage_in_kernelmode: 0, usage_in_usermode: 0 }, throttling_data: {} },
+      memory_stats: {},
+    };
+    const c = make({ source: "engine" });
+    const tick = async (stats: unknown) => {
+      engine.stats.set(ID, stats);
+      clock.advance(10_000);
+      return (await c.collect()).containers[0];
+    };
+    await tick(reading(clock.now() + 10_000, 1e9));
+    expect(await tick(reading(clock.now() + 10_000, 11e9))).toMatchObject({ cpuPct: 100, memBytes: 2000 });
+    expect(await tick(none)).toMatchObject({ cpuPct: null, memBytes: null, netRxBps: null, blkReadBps: null });
+    // the next reading starts the rates afresh (no spike of the whole CPU time since start), the one after has one
+    expect(await tick(reading(clock.now() + 10_000, 31e9))).toMatchObject({ cpuPct: null, memBytes: 2000 });
+    expect(await tick(reading(clock.now() + 10_000, 41e9))).toMatchObject({ cpuPct: 100, memBytes: 2000 });
+  });
+
   it("uses the engine when told to, even with readable cgroup files", async () => {
     const { proc, cg, engine, make } = setup();
     engine.containers = [{ id: ID, project: "sundeck-shop", service: "web", pid: 42 }];
