@@ -1,7 +1,8 @@
 /**
  * Starting and stopping the server. Start order makes the API's first answer mean ready: Docker detected, container
- * state read, the proxy listening, and only then the management API on management_addr:management_port, then
- * background jobs. Stop is graceful (sockets get 1001, in-flight requests finish, the database closes).
+ * state read, the proxy listening with every app's routes, and only then the management API on
+ * management_addr:management_port, then background jobs (`sundeck serve` starts them once the first requests had their
+ * turn). Stop is graceful (sockets get 1001, in-flight requests finish, the database closes).
  */
 import { createApp } from "./app";
 import type { Ctx } from "./context";
@@ -27,8 +28,20 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/**
+ * What `sundeck serve` waits after the API listens before starting the background jobs: their first steps (the
+ * retention prune, the rollup catch-up, backup recovery, the reconciler's first pass) run synchronously for tens of ms,
+ * and the first requests after ready come first.
+ */
+export const BACKGROUND_AFTER_MS = 500;
+
+export interface StartOptions {
+  /** Start the background jobs this long after the API listens; 0 (the default) starts them before returning. */
+  backgroundAfterMs?: number;
+}
+
 /** Start serving. */
-export async function startServer(ctx: Ctx): Promise<RunningServer> {
+export async function startServer(ctx: Ctx, opts: StartOptions = {}): Promise<RunningServer> {
   const log = ctx.logs.logger("server");
   const c = ctx.config;
   const trace = startTrace();
@@ -77,19 +90,25 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
   }
   const shownHost = hostname === "0.0.0.0" ? "127.0.0.1" : hostname.includes(":") ? `[${hostname}]` : hostname;
   const url = `http://${shownHost}:${server.port}`;
-  const stopNightly = startNightly(ctx);
-  // warns loudly when webhooks.allow_private_destinations is on
-  ctx.webhooks.start();
-  // catches up on rollups in the background, then collects every 10 s
-  void ctx.metrics.start();
-  // follows the metrics ticks, and judges the other kinds on its own timer
-  ctx.alerts.start();
-  // recovery of work a killed process left running, the temp sweeps, the schedules, missed runs once
-  void ctx.backups.start().catch((e) => log.error("backups failed to start", { error: (e as Error).message }));
-  // the first pass may start deploys; it runs in the background so the API is up at once
-  void ctx.reconciler.start().catch((e) => log.error("reconciler failed to start", { error: (e as Error).message }));
-  // git sync: first contact with the remote, then the poll loop; all in the background
-  void ctx.gitSync.start().catch((e) => log.error("git sync failed to start", { error: (e as Error).message }));
+  let stopNightly = () => {};
+  const startBackground = () => {
+    stopNightly = startNightly(ctx);
+    // warns loudly when webhooks.allow_private_destinations is on
+    ctx.webhooks.start();
+    // catches up on rollups in the background, then collects every 10 s
+    void ctx.metrics.start();
+    // follows the metrics ticks, and judges the other kinds on its own timer
+    ctx.alerts.start();
+    // recovery of work a killed process left running, the temp sweeps, the schedules, missed runs once
+    void ctx.backups.start().catch((e) => log.error("backups failed to start", { error: (e as Error).message }));
+    // the first pass may start deploys; it runs in the background so the API is up at once
+    void ctx.reconciler.start().catch((e) => log.error("reconciler failed to start", { error: (e as Error).message }));
+    // git sync: first contact with the remote, then the poll loop; all in the background
+    void ctx.gitSync.start().catch((e) => log.error("git sync failed to start", { error: (e as Error).message }));
+  };
+  // not part of ready (docs/benchmarks.md, start to ready): Docker, the container state and the proxy's routes are
+  const background = opts.backgroundAfterMs ? setTimeout(startBackground, opts.backgroundAfterMs) : undefined;
+  if (!background) startBackground();
   log.info(`sundeck ${VERSION} (${COMMIT}) management api and dashboard on ${url}`, {
     config: ctx.configSource ?? "embedded default",
     data_dir: c.data_dir,
@@ -108,6 +127,8 @@ export async function startServer(ctx: Ctx): Promise<RunningServer> {
         log.info("shutting down");
         removeMemoryDump();
         ctx.docker.stop();
+        // jobs not started yet are not started; stopping one that never started is a no-op
+        clearTimeout(background);
         stopNightly();
         ctx.reconciler.stop();
         // a cycle in flight ends first (its network calls have deadlines)

@@ -4,7 +4,7 @@ import { loadConfig } from "../config/load";
 import { createContext } from "../context";
 import { startTrace } from "../lib/debug-memory";
 import { sdNotify } from "../lib/sd-notify";
-import { startServer } from "../server";
+import { BACKGROUND_AFTER_MS, startServer } from "../server";
 import { CliError } from "./errors";
 import { configArg } from "./local";
 
@@ -24,7 +24,7 @@ export default defineCommand({
 
     const ctx = createContext(config, { configSource: source });
     trace.mark("context_created");
-    const server = await startServer(ctx);
+    const server = await startServer(ctx, { backgroundAfterMs: BACKGROUND_AFTER_MS });
     // startServer returns once Docker is detected, the proxy listens and the API answers: that is ready, unless
     // Docker is missing. A service manager waiting for readiness then gets a failure (and restarts us later)
     if (process.env.NOTIFY_SOCKET) {
