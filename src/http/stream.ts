@@ -57,6 +57,9 @@ export function streamHandlers<Q, P>(
     pong(ws: any) {
       ctx.ws.touch(rawOf(ws));
     },
+    drain(ws: any) {
+      ctx.ws.drain(rawOf(ws));
+    },
     close(ws: any) {
       ctx.ws.closed(rawOf(ws));
     },

@@ -18,19 +18,23 @@ export interface WsTimings {
   pingEveryMs: number;
   /** Re-check the caller's credential this often. */
   authRecheckMs: number;
+  /** A socket closed with bytes still unsent gets this long to take them, then is cut (default 10 s). */
+  closeGraceMs?: number;
 }
 
 export const WS_TIMINGS: WsTimings = { readDeadlineMs: 5 * 60_000, pingEveryMs: 30_000, authRecheckMs: 60_000 };
 export const WS_READ_LIMIT = 16 * 1024;
 /** A client that lets this much pile up unsent is too slow to follow the stream. */
 export const WS_MAX_BUFFERED = 1024 * 1024;
-/** What all sockets together may hold unsent; past it the sweeper closes the most behind first. */
+/** What all sockets together may hold unsent (default of `streams.max_buffered_mib`); past it the most behind close. */
 export const WS_TOTAL_BUFFERED = 64 * 1024 * 1024;
 
 /** Caps on open streams (config `streams.*`). */
 export interface WsLimits {
   maxOpen: number;
   maxPerUser: number;
+  /** Bytes all sockets together may hold unsent (default WS_TOTAL_BUFFERED). */
+  maxBuffered?: number;
 }
 
 /** Open streams against their caps, for operators (`GET /api/system/info`). */
@@ -42,6 +46,8 @@ export interface WsStats {
   refused: number;
   /** Streams closed because their client could not keep up, since start. */
   too_slow: number;
+  /** Bytes all sockets together may hold unsent. */
+  max_buffered: number;
 }
 
 /** Close codes of SPEC.md. */
@@ -56,6 +62,10 @@ interface Tracked {
   lastAuth: number;
   checking: boolean;
   cleanup: Array<() => void>;
+  /** Unsent bytes when last looked at (counted in the hub's total). */
+  buffered: number;
+  /** Streams waiting for the client to catch up. */
+  waiting: Array<{ below: number; wake: () => void }>;
 }
 
 /** A stream's view of its socket. */
@@ -69,6 +79,11 @@ export interface StreamSocket {
   /** Run `fn` when the socket closes for any reason. */
   onClose(fn: () => void): void;
   readonly open: boolean;
+  /**
+   * Resolves once the client has taken what was sent down to `below` bytes unsent, or the socket closed: a stream
+   * sending much at once (a long history) paces itself instead of being closed as too slow.
+   */
+  drained(below: number): Promise<void>;
 }
 
 /** Tracks every open stream socket and enforces the timers with one sweeper. */
@@ -78,6 +93,20 @@ export class WsHub {
   private timer: ReturnType<typeof setInterval> | undefined;
   private refused = 0;
   private tooSlow = 0;
+  /**
+   * Unsent bytes of every socket as last seen: updated on each send, so the total budget holds between two sweeps
+   * too (a thousand sockets filling at once would otherwise hold a thousand times the per-socket limit for up to a
+   * second). Drained sockets are seen again on their next send or sweep; until then the total errs high, and an
+   * over-budget total is counted afresh before anyone is closed.
+   */
+  private buffered = 0;
+  /**
+   * Finished streams whose sockets still had bytes unsent. Closed at once, the runtime would keep those bytes out of
+   * sight until the client took them, and a client that never reads would keep them for good (a user could open,
+   * stall and be closed again and again). So the close waits here until the bytes are gone, counted in the total:
+   * cut after the grace, or first when over budget.
+   */
+  private readonly closing = new Map<Raw, { since: number; buffered: number; code: number; reason?: string }>();
 
   constructor(
     private readonly deps: { clock: Clock; log: Log; recheck: (p: Principal) => Promise<Principal | null> },
@@ -106,13 +135,27 @@ export class WsHub {
       max_per_user: this.limits.maxPerUser,
       refused: this.refused,
       too_slow: this.tooSlow,
+      max_buffered: this.maxBuffered,
     };
+  }
+
+  private get maxBuffered(): number {
+    return this.limits.maxBuffered ?? WS_TOTAL_BUFFERED;
   }
 
   /** Start tracking a socket that passed the upgrade checks; returns its stream handle. */
   add(raw: Raw, principal: Principal): StreamSocket {
     const now = this.deps.clock.now();
-    const t: Tracked = { principal, lastRead: now, lastPing: now, lastAuth: now, checking: false, cleanup: [] };
+    const t: Tracked = {
+      principal,
+      lastRead: now,
+      lastPing: now,
+      lastAuth: now,
+      checking: false,
+      cleanup: [],
+      buffered: 0,
+      waiting: [],
+    };
     this.socks.set(raw, t);
     this.perUser.set(principal.user.id, (this.perUser.get(principal.user.id) ?? 0) + 1);
     this.ensureSweeper();
@@ -124,7 +167,11 @@ export class WsHub {
         return false;
       }
       raw.sendText(json);
-      return true;
+      const after = raw.getBufferedAmount();
+      hub.buffered += after - t.buffered;
+      t.buffered = after;
+      if (hub.buffered > hub.maxBuffered) hub.enforceBudget();
+      return hub.socks.has(raw);
     };
     return {
       principal,
@@ -140,7 +187,21 @@ export class WsHub {
         if (hub.socks.has(raw)) t.cleanup.push(fn);
         else fn();
       },
+      drained(below) {
+        if (!hub.socks.has(raw) || raw.getBufferedAmount() <= below) return Promise.resolve();
+        return new Promise((wake) => t.waiting.push({ below, wake }));
+      },
     };
+  }
+
+  /** The runtime sent some of what waited: wake the streams waiting for that. */
+  drain(raw: Raw): void {
+    const t = this.socks.get(raw);
+    if (!t?.waiting.length) return;
+    const n = raw.getBufferedAmount();
+    const still = t.waiting.filter((w) => n > w.below);
+    for (const w of t.waiting) if (n <= w.below) w.wake();
+    t.waiting = still;
   }
 
   /** Any client frame (message, ping, pong) resets the read deadline. */
@@ -151,13 +212,24 @@ export class WsHub {
 
   /** The socket closed: forget it and run its cleanups. */
   closed(raw: Raw): void {
+    const c = this.closing.get(raw);
+    if (c) {
+      this.closing.delete(raw);
+      this.buffered -= c.buffered;
+    }
     const t = this.socks.get(raw);
-    if (!t) return;
+    if (!t) {
+      if (this.socks.size === 0 && this.closing.size === 0) this.stopSweeper();
+      return;
+    }
     this.socks.delete(raw);
+    this.buffered -= t.buffered;
     const id = t.principal.user.id;
     const left = (this.perUser.get(id) ?? 1) - 1;
     if (left > 0) this.perUser.set(id, left);
     else this.perUser.delete(id);
+    for (const w of t.waiting) w.wake();
+    t.waiting = [];
     for (const fn of t.cleanup) {
       try {
         fn();
@@ -165,22 +237,37 @@ export class WsHub {
         this.deps.log.warn("stream cleanup failed", { error: e as Error });
       }
     }
-    if (this.socks.size === 0) this.stopSweeper();
+    if (this.socks.size === 0 && this.closing.size === 0) this.stopSweeper();
   }
 
   get size(): number {
     return this.socks.size;
   }
 
-  /** Close a socket whose client cannot keep up. */
+  /** Close a socket whose client cannot keep up (1011 once it has taken what it was sent, or cut; see `closing`). */
   private slow(raw: Raw): void {
     this.tooSlow++;
     this.closeRaw(raw, CLOSE.serverError, "client too slow");
   }
 
+  /** Drop the connection at once; the runtime lets go of its unsent bytes. */
+  private cut(raw: Raw): void {
+    try {
+      raw.terminate();
+    } catch {
+      // already gone
+    }
+    this.closed(raw);
+  }
+
   /** One pass of the timers: deadlines, pings, re-authentication, and the budget of unsent bytes. */
   sweep(): void {
     const now = this.deps.clock.now();
+    for (const [raw, c] of this.closing) {
+      const left = raw.getBufferedAmount();
+      if (left === 0) this.finishClose(raw, c.code, c.reason);
+      else if (now - c.since >= (this.timings.closeGraceMs ?? 10_000)) this.cut(raw);
+    }
     this.enforceBudget();
     for (const [raw, t] of this.socks) {
       if (now - t.lastRead >= this.timings.readDeadlineMs) {
@@ -209,39 +296,64 @@ export class WsHub {
     }
   }
 
-  /** Past the total budget of unsent bytes, close the sockets furthest behind until back under it. */
+  /**
+   * Count the unsent bytes afresh; past the total budget, cut the closed sockets still holding bytes (oldest first),
+   * then the open ones furthest behind, until back under it.
+   */
   private enforceBudget(): void {
     let total = 0;
     const behind: Array<[Raw, number]> = [];
-    for (const raw of this.socks.keys()) {
+    for (const [raw, c] of this.closing) {
+      c.buffered = raw.getBufferedAmount();
+      total += c.buffered;
+      // sockets already closed go first: nobody is reading them
+      behind.push([raw, Number.MAX_SAFE_INTEGER - behind.length]);
+    }
+    for (const [raw, t] of this.socks) {
       const n = raw.getBufferedAmount();
+      t.buffered = n;
       if (n === 0) continue;
       total += n;
       behind.push([raw, n]);
     }
-    if (total <= WS_TOTAL_BUFFERED) return;
+    this.buffered = total;
+    if (total <= this.maxBuffered) return;
     behind.sort((a, b) => b[1] - a[1]);
-    for (const [raw, n] of behind) {
-      if (total <= WS_TOTAL_BUFFERED) break;
-      this.slow(raw);
-      total -= n;
+    for (const [raw] of behind) {
+      if (this.buffered <= this.maxBuffered) break;
+      // only a cut takes the bytes off the total (a close would wait for them): the furthest behind go without one
+      if (!this.closing.has(raw)) this.tooSlow++;
+      this.cut(raw);
     }
   }
 
   /** Close every socket with 1001 (server going away). */
   shutdown(): void {
+    for (const raw of [...this.closing.keys()]) this.cut(raw);
     for (const raw of [...this.socks.keys()]) this.closeRaw(raw, CLOSE.goingAway, "server shutting down");
     this.stopSweeper();
   }
 
   /** Close and forget one socket. */
   closeRaw(raw: Raw, code: number, reason?: string): void {
+    const left = this.socks.has(raw) ? raw.getBufferedAmount() : 0;
+    this.closed(raw);
+    if (left === 0 || code === CLOSE.goingAway) {
+      this.finishClose(raw, code, reason);
+      return;
+    }
+    this.closing.set(raw, { since: this.deps.clock.now(), buffered: left, code, reason });
+    this.buffered += left;
+    this.ensureSweeper();
+  }
+
+  private finishClose(raw: Raw, code: number, reason?: string): void {
+    this.closed(raw);
     try {
       raw.close(code, reason);
     } catch {
       // already closed
     }
-    this.closed(raw);
   }
 
   private ensureSweeper(): void {

@@ -91,6 +91,18 @@ export function createLogHub(o: LogHubOptions) {
     collectTimer.unref?.();
   };
 
+  /** Stop `f` after the linger unless a viewer comes first (`watch` cancels the timer). */
+  const linger = (f: ContainerFeed) => {
+    clearTimeout(idle.get(f));
+    const t = setTimeout(() => {
+      if (f.viewerCount > 0) return;
+      f.stop();
+      forget(f);
+    }, o.lingerMs ?? 30_000);
+    t.unref?.();
+    idle.set(f, t);
+  };
+
   const collectNow = () => {
     if (!collect) return;
     const t0 = performance.now();
@@ -111,6 +123,12 @@ export function createLogHub(o: LogHubOptions) {
         // busy again: a collection deferred by the rate limit would only pause a hub with work to do
         clearTimeout(collectTimer);
         collectTimer = undefined;
+        // a stream that closes before it watches (its client left while the history loaded) would leave the feed
+        // following with nobody to stop it: it lingers once its history is in, unless a viewer came by then
+        const started = f;
+        void started.ready.then(() => {
+          if (started.viewerCount === 0 && !started.end && feeds.get(started.id) === started) linger(started);
+        });
       }
       return f;
     },
@@ -128,13 +146,7 @@ export function createLogHub(o: LogHubOptions) {
       return () => {
         f.remove(v);
         if (f.viewerCount > 0 || f.end || feeds.get(f.id) !== f) return;
-        const t = setTimeout(() => {
-          if (f.viewerCount > 0) return;
-          f.stop();
-          forget(f);
-        }, o.lingerMs ?? 30_000);
-        t.unref?.();
-        idle.set(f, t);
+        linger(f);
       };
     },
 

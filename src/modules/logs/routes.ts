@@ -16,14 +16,36 @@ import { fromRing, type HubLine, hubLine, unixKey } from "./ring";
 
 /** Live lines a stream may hold back while its history is still being read; past it the stream is closed. */
 const MAX_PENDING = 10_000;
+/** The same in bytes of frames (lines may be up to 32 KiB each). */
+const MAX_PENDING_BYTES = 4 * 1024 * 1024;
 /** Most history lines one stream may ask for (the CLI asks for this many when it reconnects with `since`). */
 const MAX_TAIL = 10_000;
+/**
+ * Most history one stream holds and sends, in bytes of frames: the newest lines within it are sent. Ten thousand
+ * lines of up to 32 KiB would otherwise be hundreds of MiB per stream, read before anything is sent.
+ */
+export const MAX_HISTORY_BYTES = 8 * 1024 * 1024;
+/** History is sent while the client has less than this unsent, then waits for it to catch up. */
+const HISTORY_PACE = 256 * 1024;
 
-/** `since` as unix seconds: an RFC 3339 time or a duration back from now; null when empty; NaN when malformed. */
+/** The newest of `lines` (oldest first) whose frames fit in `bytes`. */
+function newestWithin(lines: HubLine[], bytes: number): HubLine[] {
+  let i = lines.length;
+  for (let n = 0; i > 0 && n + lines[i - 1].json.length <= bytes; i--) n += lines[i - 1].json.length;
+  return i === 0 ? lines : lines.slice(i);
+}
+
+/** Farthest a time may be from 1970 (ECMAScript's date range, in ms). */
+const MAX_TIME_MS = 8.64e15;
+
+/**
+ * `since` as unix seconds: an RFC 3339 time or a duration back from now; null when empty; NaN when malformed or out
+ * of the range of dates (a duration of a million years is not an error of the server's).
+ */
 export function parseSince(text: string | undefined, now: number): number | null {
   if (!text) return null;
   const d = parseDuration(text);
-  if (d !== null) return (now - d) / 1000;
+  if (d !== null) return Math.abs(now - d) <= MAX_TIME_MS ? (now - d) / 1000 : Number.NaN;
   if (/^\d{4}-\d\d-\d\dT/.test(text)) {
     const t = Date.parse(text);
     if (!Number.isNaN(t)) return t / 1000;
@@ -34,6 +56,7 @@ export function parseSince(text: string | undefined, now: number): number | null
 /** One stream's view of one feed: live lines wait in `pending` until the history has been sent. */
 class Viewer implements FeedViewer {
   pending: HubLine[] | null = [];
+  private pendingBytes = 0;
   ended: FeedEnd | null = null;
 
   constructor(
@@ -47,7 +70,12 @@ class Viewer implements FeedViewer {
       return;
     }
     this.pending.push(l);
-    if (this.pending.length > MAX_PENDING) this.sock.close(CLOSE.serverError, "too many log lines while reading history");
+    this.pendingBytes += l.json.length;
+    if (this.pending.length > MAX_PENDING || this.pendingBytes > MAX_PENDING_BYTES) {
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.sock.close(CLOSE.serverError, "too many log lines while reading history");
+    }
   }
 
   end(e: FeedEnd): void {
@@ -74,14 +102,22 @@ async function history(
   const cached = fromRing(ring, feed.complete, q.tail, q.sinceKey);
   if (cached) return cached;
   const oldest = ring[0]?.key ?? "";
-  const older: HubLine[] = [];
+  let older: HubLine[] = [];
+  let bytes = 0;
   for await (const l of engine.logs(feed.id, { tail: q.tail, since: q.since ?? undefined, follow: false, signal: q.signal })) {
     const h = hubLine(l);
     // the ring takes over from its oldest line on: what the engine sent after that is already there
-    if (!oldest || (h.key !== "" && h.key < oldest)) older.push(h);
+    if (oldest && (h.key === "" || h.key >= oldest)) continue;
+    older.push(h);
+    bytes += h.json.length;
+    // only the newest lines within the budget are sent: let go of the oldest as the read goes on
+    if (bytes > 2 * MAX_HISTORY_BYTES) {
+      older = newestWithin(older, MAX_HISTORY_BYTES);
+      bytes = older.reduce((n, x) => n + x.json.length, 0);
+    }
   }
   const all = [...older, ...(q.sinceKey ? ring.filter((l) => l.key >= q.sinceKey) : ring)];
-  return all.slice(-q.tail);
+  return newestWithin(all.slice(-q.tail), MAX_HISTORY_BYTES);
 }
 
 /** The containers of a service: the status board's (no engine call), else the engine's when the board has none yet. */
@@ -163,7 +199,10 @@ export function logRoutes(ctx: Ctx) {
         rings.length = 0;
         // replicas merged by time; lines without a timestamp keep their place within their replica
         const merged = parts.flat().sort((a, b) => (a.key && b.key ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : 0));
-        for (const l of merged.slice(Math.max(0, merged.length - tail))) sock.sendText(l.json);
+        for (const l of newestWithin(merged.slice(Math.max(0, merged.length - tail)), MAX_HISTORY_BYTES)) {
+          if (!sock.sendText(l.json)) return;
+          await sock.drained(HISTORY_PACE);
+        }
         if (!follow) return sock.close(CLOSE.normal, "end of history");
         for (const v of viewers) v.viewer.flush();
       },

@@ -38,7 +38,7 @@ beforeAll(async () => {
   s.ctx.docker.engine = counting;
   expect((await s.root.post("/api/apps/deploy", { slug: SLUG, compose })).status).toBe(202);
   await waitApp(s.root, SLUG, (a) => a.status === "running");
-});
+}, 60_000);
 afterAll(async () => {
   await s?.stop();
   await removeProject(`sundeck-${SLUG}`, { volumes: true });

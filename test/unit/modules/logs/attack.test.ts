@@ -1,0 +1,122 @@
+/**
+ * Hostile use of the log hub and the stream plumbing: a stream that leaves before it watches does not leave its
+ * container followed for good; clients that never read are held to the per-socket and total budgets of unsent bytes,
+ * also between sweeps and after their stream ended, and the server's memory stays bounded round after round.
+ */
+import { describe, expect, it } from "bun:test";
+import { CLOSE, WS_TIMINGS, WsHub } from "../../../../src/http/ws";
+import { LogSink } from "../../../../src/log/logger";
+import { parseSince } from "../../../../src/modules/logs/routes";
+import { at } from "../../../helpers/fake-engine";
+import { until } from "../../../helpers/http";
+import { scriptedHub } from "../../../helpers/log-hub";
+import { measureWsBudget } from "../../../helpers/ws-budget";
+
+describe("log hub under attack", () => {
+  it("stops following a container whose only stream left before it watched (reconnect storm)", async () => {
+    const { engine, hub } = scriptedHub({ lingerMs: 30 });
+    for (let i = 0; i < 20; i++) {
+      engine.running.set(`c${i}`, true);
+      engine.write(`c${i}`, at(0, "old"));
+      // what the logs route does for a client that closes while the history loads: take the feed, never watch it
+      await hub.feed(`c${i}`).ready;
+    }
+    await until(() => engine.follows.length === 20, { what: "the follows" });
+    await until(() => hub.stats().feeds === 0, { what: "every unwatched feed to stop" });
+    for (let i = 0; i < 20; i++) expect(engine.openFollows(`c${i}`)).toBe(0);
+  });
+});
+
+/** A socket whose client reads nothing: every frame sent stays buffered until the connection is cut. */
+class SilentSocket {
+  buffered = 0;
+  /** Cut by the hub (terminate): the runtime let go of the bytes. */
+  cut = false;
+  closedWith: number | null = null;
+  getBufferedAmount() {
+    return this.cut ? 0 : this.buffered;
+  }
+  sendText(s: string) {
+    if (this.closedWith === null && !this.cut) this.buffered += s.length;
+  }
+  close(code: number) {
+    this.closedWith = code;
+    this.buffered += 2;
+  }
+  terminate() {
+    this.cut = true;
+  }
+  ping() {}
+}
+
+const MiB = 1024 * 1024;
+const held = (socks: SilentSocket[]) => socks.reduce((n, s) => n + s.getBufferedAmount(), 0);
+
+function silentHub(maxBuffered: number) {
+  return new WsHub(
+    { clock: { now: () => 0 } as never, log: new LogSink({ stdout: false }).logger("ws"), recheck: async (p) => p },
+    WS_TIMINGS,
+    { maxOpen: 100_000, maxPerUser: 100_000, maxBuffered },
+  );
+}
+
+describe("stream sockets under attack", () => {
+  it("hold all silent clients together to the total budget between sweeps, not only at the next sweep", () => {
+    const hub = silentHub(64 * MiB);
+    const frame = "x".repeat(64 * 1024);
+    const socks = Array.from({ length: 200 }, () => new SilentSocket());
+    // 200 streams, each sent 600 KiB at once (under the per-socket limit): 117 MiB if nothing stops it
+    for (const [i, raw] of socks.entries()) {
+      const s = hub.add(raw as never, { user: { id: i } } as never);
+      for (let k = 0; k < 10; k++) s.sendText(frame);
+    }
+    expect(held(socks)).toBeLessThanOrEqual(64 * MiB + frame.length);
+    expect(hub.stats().too_slow).toBeGreaterThan(0);
+  });
+
+  it("keep counting what a closed socket still holds, and cut it when over budget", () => {
+    const hub = silentHub(16 * MiB);
+    const history = "x".repeat(900 * 1024);
+    const socks: SilentSocket[] = [];
+    // open a follow=false stream, take a 900 KiB history without reading it, get closed normally, again and again
+    for (let i = 0; i < 100; i++) {
+      const raw = new SilentSocket();
+      socks.push(raw);
+      const s = hub.add(raw as never, { user: { id: 1 } } as never);
+      s.sendText(history);
+      s.close(CLOSE.normal, "end of history");
+    }
+    expect(hub.stats().open).toBe(0);
+    expect(held(socks)).toBeLessThanOrEqual(16 * MiB + history.length);
+  });
+});
+
+describe("stream memory under silent clients (child process)", () => {
+  // without the budgets counted at send time and on close, these grew by ~230 and ~130 MiB and kept it
+  it("stays bounded when clients stall on live streams, are cut, and come back, round after round", async () => {
+    const r = await measureWsBudget({ budgetMiB: 16, sockets: 20, rounds: 10 });
+    expect(r.tooSlow).toBe(200);
+    expect(r.peakMiB - r.warmMiB).toBeLessThan(96);
+    expect(r.endMiB - r.warmMiB).toBeLessThan(48);
+  }, 60_000);
+
+  it("stays bounded when clients never read the history of streams that end normally", async () => {
+    const r = await measureWsBudget({ budgetMiB: 16, sockets: 20, rounds: 20, mode: "history" });
+    expect(r.endMiB - r.warmMiB).toBeLessThan(64);
+  }, 60_000);
+});
+
+describe("hostile query values", () => {
+  const now = Date.parse("2026-11-22T12:00:00Z");
+  it("refuse a since beyond the range of dates as malformed, where it made the stream fail with 1011", () => {
+    expect(parseSince("999999999999d", now)).toBeNaN();
+    expect(parseSince(`${"9".repeat(400)}h`, now)).toBeNaN();
+    expect(parseSince("1e999", now)).toBeNaN();
+    expect(parseSince("-1s", now)).toBeNaN();
+    expect(parseSince("1700000000000000000", now)).toBeNaN();
+    expect(parseSince("2026-11-22T11:00:00+99:99", now)).toBeNaN();
+    // far but real: the whole history, or only what comes next
+    expect(parseSince("0000-01-01T00:00:00Z", now)).toBe(Date.parse("0000-01-01T00:00:00Z") / 1000);
+    expect(parseSince("100000d", now)).toBe((now - 100_000 * 86_400_000) / 1000);
+  });
+});
