@@ -158,6 +158,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
   const ws = new WsHub({ clock, log: logs.logger("ws"), recheck: (p) => auth.recheck(p) }, opts.wsTimings ?? WS_TIMINGS, {
     maxOpen: config.streams.max_open,
     maxPerUser: config.streams.max_per_user,
+    maxBuffered: config.streams.max_buffered_mib * 1024 * 1024,
   });
   const secrets = createSecrets(keys.encryption);
   const registries = createRegistries({ db, clock, secrets, activity });

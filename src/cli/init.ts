@@ -76,10 +76,12 @@ ${Object.entries(d.proxy)
   .map(([k, v]) => `  ${k}: ${v}`)
   .join("\n")}
 
-# WebSocket streams (deploy output, container logs, process logs) open at once, in all and per user.
+# WebSocket streams (deploy output, container logs, process logs) open at once, in all and per user, and the MiB
+# all of them may hold unsent to clients that fall behind (past it the furthest behind are closed).
 streams:
   max_open: ${d.streams.max_open}
   max_per_user: ${d.streams.max_per_user}
+  max_buffered_mib: ${d.streams.max_buffered_mib}
 
 # Host paths apps may bind-mount besides their own directory (for example a media library). Empty: none.
 # Only whoever edits this file can widen it; the data dir, the apps dir and the docker socket stay refused.

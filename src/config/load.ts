@@ -59,6 +59,7 @@ const ENV_KEYS: Record<string, [string, "string" | "int" | "list" | "bool"]> = {
   SUNDECK_METRICS_PROMETHEUS: ["metrics.prometheus", "bool"],
   SUNDECK_WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: ["webhooks.allow_private_destinations", "bool"],
   SUNDECK_STREAMS_MAX_PER_USER: ["streams.max_per_user", "int"],
+  SUNDECK_STREAMS_MAX_BUFFERED_MIB: ["streams.max_buffered_mib", "int"],
   SUNDECK_PROXY_MAX_CONNECTIONS_PER_IP: ["proxy.max_connections_per_ip", "int"],
   SUNDECK_GIT_SYNC_ENABLED: ["git_sync.enabled", "bool"],
 };

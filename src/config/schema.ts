@@ -133,8 +133,11 @@ export const ConfigSchema = T.Object(
       { additionalProperties: false },
     ),
     proxy: ProxyLimits,
-    /** WebSocket streams (deploy output, container logs, process logs) open at once. */
-    streams: T.Object({ max_open: count(1, 1_000_000), max_per_user: count(1, 1_000_000) }, { additionalProperties: false }),
+    /** WebSocket streams (deploy output, container logs, process logs) open at once, and what they may hold unsent. */
+    streams: T.Object(
+      { max_open: count(1, 1_000_000), max_per_user: count(1, 1_000_000), max_buffered_mib: count(1, 65_536) },
+      { additionalProperties: false },
+    ),
     compose: T.Object(
       { allowed_host_paths: T.Array(hint(T.String({ minLength: 1 }), "must be absolute host paths")) },
       { additionalProperties: false },
@@ -189,7 +192,7 @@ export function defaults(): Config {
       websocket_connect_timeout: "10s",
     },
     // a follower costs little (one engine follow per container is shared), but a slow one may hold its send buffer
-    streams: { max_open: 1000, max_per_user: 100 },
+    streams: { max_open: 1000, max_per_user: 100, max_buffered_mib: 64 },
     compose: { allowed_host_paths: [] },
     registries: [],
     trusted_proxies: [],

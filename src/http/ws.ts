@@ -204,10 +204,15 @@ export class WsHub {
     t.waiting = still;
   }
 
-  /** Any client frame (message, ping, pong) resets the read deadline. */
+  /**
+   * Any client frame (message, ping, pong) resets the read deadline. A client that sends without reading is held to
+   * the same bound as a slow reader: the runtime answers each ping with a pong that waits unsent (up to 16 MiB).
+   */
   touch(raw: Raw): void {
     const t = this.socks.get(raw);
-    if (t) t.lastRead = this.deps.clock.now();
+    if (!t) return;
+    t.lastRead = this.deps.clock.now();
+    if (raw.getBufferedAmount() > WS_MAX_BUFFERED) this.slow(raw);
   }
 
   /** The socket closed: forget it and run its cleanups. */

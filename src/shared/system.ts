@@ -23,6 +23,8 @@ export interface SystemInfo {
     open: number;
     max_open: number;
     max_per_user: number;
+    /** Bytes all streams together may hold unsent (`streams.max_buffered_mib`). */
+    max_buffered: number;
     refused: number;
     too_slow: number;
     log_feeds: number;

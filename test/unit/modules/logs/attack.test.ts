@@ -10,6 +10,8 @@ import { parseSince } from "../../../../src/modules/logs/routes";
 import { at } from "../../../helpers/fake-engine";
 import { until } from "../../../helpers/http";
 import { scriptedHub } from "../../../helpers/log-hub";
+import { OP, rawWs } from "../../../helpers/rawws";
+import { startTestServer } from "../../../helpers/server";
 import { measureWsBudget } from "../../../helpers/ws-budget";
 
 describe("log hub under attack", () => {
@@ -119,4 +121,39 @@ describe("hostile query values", () => {
     expect(parseSince("0000-01-01T00:00:00Z", now)).toBe(Date.parse("0000-01-01T00:00:00Z") / 1000);
     expect(parseSince("100000d", now)).toBe((now - 100_000 * 86_400_000) / 1000);
   });
+});
+
+describe("the total budget as a setting", () => {
+  it("comes from streams.max_buffered_mib and shows in the system info", async () => {
+    const s = await startTestServer({ streams: { max_buffered_mib: 8 } });
+    try {
+      expect((await s.root.get("/api/system/info")).json.streams).toMatchObject({ max_buffered: 8 * MiB });
+    } finally {
+      await s.stop();
+    }
+  });
+});
+
+describe("client frames", () => {
+  it("close a client that floods pings without reading the pongs once they pass the per-socket bound", async () => {
+    const s = await startTestServer();
+    try {
+      const c = await rawWs(Number(new URL(s.url).port), "/api/system/process-logs/stream", {
+        cookie: `session=${s.root.cookie}`,
+        origin: s.url,
+      });
+      c.pause();
+      const payload = Buffer.alloc(125, 1);
+      // 100,000 pings: 12.7 MB of pongs the client never takes (the runtime alone would hold up to 16 MiB each)
+      for (let i = 0; i < 100_000 && s.ctx.ws.stats().too_slow === 0; i++) {
+        c.send(OP.ping, payload);
+        if (i % 2000 === 1999) await new Promise((r) => setImmediate(r));
+      }
+      await until(() => s.ctx.ws.stats().too_slow === 1, { what: "the flooding client closed as too slow" });
+      expect(s.ctx.ws.stats().open).toBe(0);
+      c.destroy();
+    } finally {
+      await s.stop();
+    }
+  }, 30_000);
 });
