@@ -74,7 +74,9 @@ if (process.arch === "arm64") {
 } else {
   console.log("skip sundeck-linux-arm64 run: install qemu-user-static and libc6-arm64-cross to run it under qemu");
 }
-console.log("note the musl builds link libstdc++.so.6 and libgcc_s (Alpine: apk add libstdc++ libgcc); run them there");
+console.log(
+  "note the musl builds link libstdc++.so.6 and, through it, libgcc_s (Alpine: apk add libstdc++ libgcc); the x64 one runs on Debian's musl in test/integration/install/musl.test.ts",
+);
 
 const sc = await $`shellcheck -s sh ${join(dir, "install.sh")}`.nothrow().quiet();
 check(sc.exitCode === 0, `shellcheck install.sh${sc.exitCode ? `: ${sc.stdout}` : ""}`);

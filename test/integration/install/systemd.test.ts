@@ -2,11 +2,13 @@
  * The real systemd path, in a container running systemd as PID 1 (systemd-box.ts): `curl .../install.sh | sh`
  * installs the unit and starts it as the `sundeck` user under the unit's hardening; systemd only calls it started
  * once READY=1 arrived (Type=notify); `sundeck upgrade` restarts it through systemctl, and rolls back by itself when
- * the new binary dies before it is ready; `install.sh --uninstall` stops and removes it, `--purge` the rest.
+ * the new binary dies before it is ready; the service deploys an app (docker group, compose) under its seccomp filter;
+ * `install.sh --uninstall` stops and removes it, `--purge` the rest.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ensureTestImages, removeProject } from "../../helpers/docker";
 import { buildRelease, TARGET, writeSums } from "../../helpers/release";
 import { tempDir } from "../../helpers/tmp";
 import { type Box, boxUnsupported, startBox } from "./systemd-box";
@@ -16,6 +18,8 @@ const NEW = "0.9.1-test";
 const BASE = "http://127.0.0.1:8000";
 const BIN = "/usr/local/bin/sundeck";
 const site = tempDir("sundeck-release-");
+const app = tempDir("sundeck-box-app-");
+const SLUG = `boxapp${process.pid}`;
 let box: Box;
 
 // this test runs wherever the suite runs (Debian 12 with Docker); a host it cannot run on is an error, not a skip
@@ -45,7 +49,12 @@ beforeAll(async () => {
   );
   writeSums(broken, [TARGET]);
 
-  box = await startBox({ [site]: "/srv/release" });
+  await ensureTestImages();
+  writeFileSync(
+    join(app, "docker-compose.yml"),
+    "services:\n  web:\n    image: sundeck-test/web:latest\n    stop_grace_period: 1s\n",
+  );
+  box = await startBox({ [site]: "/srv/release", [app]: "/srv/app" });
   // the release server runs in the box, where install.sh and `sundeck upgrade` reach it as a mirror would be
   await ok("systemd-run --unit=release-http python3 -m http.server --directory /srv/release --bind 127.0.0.1 8000");
   await ok(
@@ -55,6 +64,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await box?.remove();
+  await removeProject(`sundeck-${SLUG}`);
 });
 
 describe("install.sh under systemd", () => {
@@ -81,6 +91,12 @@ describe("install.sh under systemd", () => {
     expect(field("CapEff")).toBe("0000000000000400");
     expect(field("CapBnd")).toBe("0000000000000400");
     expect(field("NoNewPrivs")).toBe("1");
+    // seccomp is on, with the unit's system call allow list (@system-service: no reboot, no mount)
+    expect(field("Seccomp")).toBe("2");
+    const allowed = (await show("SystemCallFilter")).split(/\s+/);
+    expect(allowed).toContain("openat");
+    expect(allowed).not.toContain("reboot");
+    expect(allowed).not.toContain("mount");
     // ...which is enough to hold port 80 without root
     expect(await ok("curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:80/")).toMatch(/^[1-5]\d\d$/);
     // ProtectSystem=strict: the binary cannot be written by the service, its data dir can
@@ -122,6 +138,25 @@ describe("sundeck upgrade under systemd", () => {
     expect(await ok("systemctl is-active sundeck.service")).toBe("active");
     expect(await ok(`${BIN} version`)).toStartWith(`sundeck ${NEW} `);
     expect(JSON.parse(await health()).version).toBe(NEW);
+  }, 120_000);
+});
+
+describe("the service at work", () => {
+  it("deploys and removes an app as the sundeck user, through the docker group and compose, under its seccomp filter", async () => {
+    const cfg = "--config /etc/sundeck/config.yaml";
+    const pid = await show("MainPID");
+    await ok(`${BIN} users create ${cfg} --username admin --password correct-horse-battery-9 --role super_admin`);
+    const key = (await ok(`${BIN} apikey create ${cfg} --username admin --name test`)).split("\n").pop();
+    await ok(`${BIN} context add box --url http://127.0.0.1:8443 --api-key ${key}`);
+    const r = await box.sh(`${BIN} apply -f /srv/app/docker-compose.yml --name ${SLUG}`);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`deployed ${SLUG} version 1`);
+    expect(await ok(`${BIN} status --app ${SLUG}`)).toContain(`${SLUG}: running, version 1`);
+    expect(await ok(`${BIN} remove --name ${SLUG}`)).toContain(`removed ${SLUG}`);
+    // the same process did it all: nothing it needed was refused by the filter and killed it
+    expect(await show("MainPID")).toBe(pid);
+    expect(await ok("systemctl is-active sundeck.service")).toBe("active");
   }, 120_000);
 });
 
