@@ -4,7 +4,14 @@ import { createLogHub } from "../../src/modules/logs/hub";
 import { ScriptedEngine } from "./fake-engine";
 
 export function scriptedHub(
-  o: { giveUpMs?: number; lingerMs?: number; collect?: () => void; collectEveryMs?: number; now?: () => number } = {},
+  o: {
+    giveUpMs?: number;
+    lingerMs?: number;
+    maxIdle?: number;
+    collect?: () => void;
+    collectEveryMs?: number;
+    now?: () => number;
+  } = {},
 ) {
   const engine = new ScriptedEngine();
   const hub = createLogHub({
@@ -14,6 +21,7 @@ export function scriptedHub(
     retryMaxMs: 20,
     giveUpMs: o.giveUpMs ?? 10_000,
     lingerMs: o.lingerMs ?? 50,
+    maxIdle: o.maxIdle,
     // no full collection after every test's idle hub unless the test is about it
     collect: o.collect ?? null,
     collectEveryMs: o.collectEveryMs,

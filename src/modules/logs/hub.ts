@@ -10,6 +10,11 @@ import { ContainerFeed, type FeedOptions, type FeedViewer } from "./feed";
 
 /** Least time between two idle collections; a hub that goes idle sooner waits for it (if still idle then). */
 export const IDLE_COLLECT_EVERY_MS = 30_000;
+/**
+ * Feeds lingering without viewers: a user stepping through every container they can see would otherwise keep an
+ * engine follow and a ring (up to 256 KiB) for each, for the whole linger.
+ */
+export const MAX_IDLE_FEEDS = 32;
 
 export interface LogHubOptions {
   engine: () => Engine | null;
@@ -20,6 +25,8 @@ export interface LogHubOptions {
   ringBytes?: number;
   /** How long a feed without viewers keeps following. */
   lingerMs?: number;
+  /** Most feeds lingering without viewers at once; past it the one idle longest stops (default MAX_IDLE_FEEDS). */
+  maxIdle?: number;
   retryMs?: number;
   retryMaxMs?: number;
   giveUpMs?: number;
@@ -101,6 +108,13 @@ export function createLogHub(o: LogHubOptions) {
     }, o.lingerMs ?? 30_000);
     t.unref?.();
     idle.set(f, t);
+    // the map keeps insertion order: the first is the one idle longest
+    for (const [oldest, timer] of idle) {
+      if (idle.size <= (o.maxIdle ?? MAX_IDLE_FEEDS)) break;
+      clearTimeout(timer);
+      oldest.stop();
+      forget(oldest);
+    }
   };
 
   const collectNow = () => {

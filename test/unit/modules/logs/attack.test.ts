@@ -6,12 +6,14 @@
 import { describe, expect, it } from "bun:test";
 import { CLOSE, WS_TIMINGS, WsHub } from "../../../../src/http/ws";
 import { LogSink } from "../../../../src/log/logger";
+import { MAX_IDLE_FEEDS } from "../../../../src/modules/logs/hub";
 import { parseSince } from "../../../../src/modules/logs/routes";
 import { at } from "../../../helpers/fake-engine";
 import { until } from "../../../helpers/http";
 import { scriptedHub } from "../../../helpers/log-hub";
 import { OP, rawWs } from "../../../helpers/rawws";
 import { startTestServer } from "../../../helpers/server";
+import { openWs } from "../../../helpers/ws";
 import { measureWsBudget } from "../../../helpers/ws-budget";
 
 describe("log hub under attack", () => {
@@ -26,6 +28,26 @@ describe("log hub under attack", () => {
     await until(() => engine.follows.length === 20, { what: "the follows" });
     await until(() => hub.stats().feeds === 0, { what: "every unwatched feed to stop" });
     for (let i = 0; i < 20; i++) expect(engine.openFollows(`c${i}`)).toBe(0);
+  });
+
+  it("keeps at most MAX_IDLE_FEEDS feeds lingering when a user steps through every container", async () => {
+    const { engine, hub } = scriptedHub({ lingerMs: 60_000 });
+    const n = MAX_IDLE_FEEDS + 40;
+    for (let i = 0; i < n; i++) {
+      engine.running.set(`c${i}`, true);
+      const f = hub.feed(`c${i}`);
+      await f.ready;
+      // watch for a moment, then leave: the feed lingers for a returning viewer
+      hub.watch(f, { line() {}, end() {} })();
+    }
+    await until(() => engine.follows.length === n, { what: "every follow opened once" });
+    const open = () => Array.from({ length: n }, (_, i) => engine.openFollows(`c${i}`)).reduce((a, b) => a + b, 0);
+    await until(() => open() === MAX_IDLE_FEEDS, { what: "the follows beyond the idle cap stopped" });
+    expect(hub.stats().feeds).toBe(MAX_IDLE_FEEDS);
+    // the newest stay: a viewer coming back to the last container finds its feed
+    expect(engine.openFollows(`c${n - 1}`)).toBe(1);
+    expect(engine.openFollows("c0")).toBe(0);
+    hub.stop();
   });
 });
 
@@ -131,7 +153,24 @@ describe("the total budget as a setting", () => {
     } finally {
       await s.stop();
     }
-  });
+  }, 30_000);
+});
+
+describe("stream caps", () => {
+  it("count a user's streams over session and every API key together", async () => {
+    const s = await startTestServer({ streams: { max_open: 1000, max_per_user: 2 } });
+    try {
+      const path = "/api/system/process-logs/stream";
+      const [k1, k2] = [s.keyFor("root", "one"), s.keyFor("root", "two")];
+      const open = [await openWs(s.url, path, { cookie: s.root.cookie }), await openWs(s.url, path, { bearer: k1.key })];
+      const third = await openWs(s.url, path, { bearer: k2.key });
+      expect(await third.waitClose()).toEqual({ code: 1008, reason: "too many open streams for this user (limit 2)" });
+      expect(open.every((p) => p.closed === null)).toBe(true);
+      for (const p of open) p.ws.close(1000);
+    } finally {
+      await s.stop();
+    }
+  }, 30_000);
 });
 
 describe("client frames", () => {
