@@ -8,7 +8,7 @@
 
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { appendFileSync, chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { freePort } from "../../helpers/apps";
 import { ensureTestImages, removeProject, requireDocker } from "../../helpers/docker";
@@ -107,7 +107,7 @@ async function stop(p: Bun.Subprocess) {
 beforeAll(async () => {
   await requireDocker();
   await ensureTestImages();
-  Bun.spawnSync(["mkdir", "-p", wrappers]);
+  mkdirSync(wrappers, { recursive: true });
   wrap("docker");
   wrap("docker-compose");
   apiPort = await freePort();
