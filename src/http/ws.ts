@@ -20,6 +20,8 @@ export interface WsTimings {
   authRecheckMs: number;
   /** A socket closed with bytes still unsent gets this long to take them, then is cut (default 10 s). */
   closeGraceMs?: number;
+  /** A stream waiting this long for its client to catch up closes it as too slow (default 30 s). */
+  stallMs?: number;
 }
 
 export const WS_TIMINGS: WsTimings = { readDeadlineMs: 5 * 60_000, pingEveryMs: 30_000, authRecheckMs: 60_000 };
@@ -65,7 +67,7 @@ interface Tracked {
   /** Unsent bytes when last looked at (counted in the hub's total). */
   buffered: number;
   /** Streams waiting for the client to catch up. */
-  waiting: Array<{ below: number; wake: () => void }>;
+  waiting: Array<{ below: number; wake: () => void; since: number }>;
 }
 
 /** A stream's view of its socket. */
@@ -189,7 +191,7 @@ export class WsHub {
       },
       drained(below) {
         if (!hub.socks.has(raw) || raw.getBufferedAmount() <= below) return Promise.resolve();
-        return new Promise((wake) => t.waiting.push({ below, wake }));
+        return new Promise((wake) => t.waiting.push({ below, wake, since: hub.deps.clock.now() }));
       },
     };
   }
@@ -275,6 +277,11 @@ export class WsHub {
     }
     this.enforceBudget();
     for (const [raw, t] of this.socks) {
+      // a stream holding what it still has to send (a long history) for a client that stopped taking it
+      if (t.waiting.length && now - t.waiting[0].since >= (this.timings.stallMs ?? 30_000)) {
+        this.slow(raw);
+        continue;
+      }
       if (now - t.lastRead >= this.timings.readDeadlineMs) {
         // the client broke the stream's keep-alive rule: 1001 would say the server is going away, 1000 that the
         // stream is finished (a client would not reconnect); 1008 with the reason says what happened

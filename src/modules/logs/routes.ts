@@ -28,6 +28,50 @@ export const MAX_HISTORY_BYTES = 8 * 1024 * 1024;
 /** History is sent while the client has less than this unsent, then waits for it to catch up. */
 const HISTORY_PACE = 256 * 1024;
 
+/**
+ * Streams reading their history from the engine and sending it, at once: each holds up to MAX_HISTORY_BYTES (twice
+ * that while reading) for as long as its client takes to read it (up to the stall limit), so together they are few.
+ */
+export const MAX_ENGINE_HISTORIES = 4;
+
+/** A counting semaphore; a waiter whose signal aborts leaves the queue. */
+class Slots {
+  private used = 0;
+  private readonly queue = new Set<() => void>();
+
+  constructor(private readonly max: number) {}
+
+  /** Resolves true once a slot is taken, false if `signal` aborted first. */
+  take(signal: AbortSignal): Promise<boolean> {
+    if (signal.aborted) return Promise.resolve(false);
+    if (this.used < this.max) {
+      this.used++;
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const go = () => {
+        signal.removeEventListener("abort", gone);
+        this.used++;
+        resolve(true);
+      };
+      const gone = () => {
+        this.queue.delete(go);
+        resolve(false);
+      };
+      this.queue.add(go);
+      signal.addEventListener("abort", gone, { once: true });
+    });
+  }
+
+  release(): void {
+    this.used--;
+    const next = this.queue.values().next();
+    if (next.done) return;
+    this.queue.delete(next.value);
+    next.value();
+  }
+}
+
 /** The newest of `lines` (oldest first) whose frames fit in `bytes`. */
 function newestWithin(lines: HubLine[], bytes: number): HubLine[] {
   let i = lines.length;
@@ -130,6 +174,7 @@ async function containersOf(ctx: Ctx, engine: Engine, slug: string, service: str
 /** /api/apps/:slug/logs */
 export function logRoutes(ctx: Ctx) {
   const hub = ctx.logHub;
+  const engineHistories = new Slots(MAX_ENGINE_HISTORIES);
   return new Elysia({ name: "log-routes", prefix: "/api/apps" }).use(authPlugin(ctx)).ws("/:slug/logs", {
     auth: { app: "read" },
     query: t.Object({
@@ -193,15 +238,22 @@ export function logRoutes(ctx: Ctx) {
         };
 
         const sinceKey = since === null ? "" : unixKey(since);
-        const parts = await Promise.all(
-          viewers.map((v, i) => history(engine, v.f, rings[i], { tail, sinceKey, since, signal: ac.signal })),
-        );
-        rings.length = 0;
-        // replicas merged by time; lines without a timestamp keep their place within their replica
-        const merged = parts.flat().sort((a, b) => (a.key && b.key ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : 0));
-        for (const l of newestWithin(merged.slice(Math.max(0, merged.length - tail)), MAX_HISTORY_BYTES)) {
-          if (!sock.sendText(l.json)) return;
-          await sock.drained(HISTORY_PACE);
+        // a history the rings cannot serve is read from the engine and held until sent: a few at a time
+        const fromEngine = viewers.some((v, i) => !fromRing(rings[i], v.f.complete, tail, sinceKey));
+        if (fromEngine && !(await engineHistories.take(ac.signal))) return;
+        try {
+          const parts = await Promise.all(
+            viewers.map((v, i) => history(engine, v.f, rings[i], { tail, sinceKey, since, signal: ac.signal })),
+          );
+          rings.length = 0;
+          // replicas merged by time; lines without a timestamp keep their place within their replica
+          const merged = parts.flat().sort((a, b) => (a.key && b.key ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : 0));
+          for (const l of newestWithin(merged.slice(Math.max(0, merged.length - tail)), MAX_HISTORY_BYTES)) {
+            if (!sock.sendText(l.json)) return;
+            await sock.drained(HISTORY_PACE);
+          }
+        } finally {
+          if (fromEngine) engineHistories.release();
         }
         if (!follow) return sock.close(CLOSE.normal, "end of history");
         for (const v of viewers) v.viewer.flush();

@@ -5,10 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { MAX_LOG_LINE } from "../../../src/docker/streams";
-import { MAX_HISTORY_BYTES } from "../../../src/modules/logs/routes";
+import { MAX_ENGINE_HISTORIES, MAX_HISTORY_BYTES } from "../../../src/modules/logs/routes";
 import { startDockerServer, waitApp } from "../../helpers/apps";
 import { removeProject } from "../../helpers/docker";
 import { until } from "../../helpers/http";
+import { type RawWs, rawWs } from "../../helpers/rawws";
 import type { TestServer } from "../../helpers/server";
 import { openWs } from "../../helpers/ws";
 
@@ -104,5 +105,40 @@ describe("large histories", () => {
     expect(bytes).toBeLessThanOrEqual(MAX_HISTORY_BYTES);
     expect(lines.length).toBeLessThan(1000);
     expect(lines.at(-1)).toStartWith("u00999-");
+  }, 90_000);
+
+  it("reads at most four histories from the engine at once while their clients stall, and serves the next when one goes", async () => {
+    const real = s.ctx.docker.engine!;
+    let reads = 0;
+    s.ctx.docker.engine = {
+      ...real,
+      logs(id, o) {
+        if (!o?.follow && o?.tail === 10_000) reads++;
+        return real.logs(id, o);
+      },
+    };
+    const path = `/api/apps/${SLUG}/logs?service=history&tail=10000&since=1h&follow=false`;
+    const port = Number(new URL(s.url).port);
+    const headers = { cookie: `session=${s.root.cookie}`, origin: s.url };
+    const stalled: RawWs[] = [];
+    try {
+      for (let i = 0; i < MAX_ENGINE_HISTORIES; i++) {
+        const ws = await rawWs(port, path, headers);
+        ws.pause();
+        stalled.push(ws);
+      }
+      await until(() => reads === MAX_ENGINE_HISTORIES, { what: "the stalled streams' histories read" });
+      const next = await openWs(s.url, path, { cookie: s.root.cookie });
+      // it watches its feed, then asks for a slot in the same turn
+      await until(() => s.ctx.logHub.stats().viewers === MAX_ENGINE_HISTORIES + 1, { what: "the next stream waiting" });
+      expect(reads).toBe(MAX_ENGINE_HISTORIES);
+      expect(next.frames).toHaveLength(0);
+      stalled.shift()!.destroy();
+      expect(await next.waitClose(60_000)).toEqual({ code: 1000, reason: "end of history" });
+      expect(next.frames).toHaveLength(10_000);
+    } finally {
+      for (const ws of stalled) ws.destroy();
+      s.ctx.docker.engine = real;
+    }
   }, 90_000);
 });

@@ -98,6 +98,25 @@ describe("stream sockets under attack", () => {
     expect(hub.stats().too_slow).toBeGreaterThan(0);
   });
 
+  it("close a client that stops taking a long history for the stall limit, and let go of the stream", async () => {
+    let now = 0;
+    const hub = new WsHub(
+      { clock: { now: () => now } as never, log: new LogSink({ stdout: false }).logger("ws"), recheck: async (p) => p },
+      WS_TIMINGS,
+    );
+    const raw = new SilentSocket();
+    const s = hub.add(raw as never, { user: { id: 1 } } as never);
+    s.sendText("x".repeat(512 * 1024));
+    const waiting = s.drained(256 * 1024);
+    now += 29_000;
+    hub.sweep();
+    expect(hub.stats().open).toBe(1);
+    now += 1_000;
+    hub.sweep();
+    await waiting;
+    expect(hub.stats()).toMatchObject({ open: 0, too_slow: 1 });
+  });
+
   it("keep counting what a closed socket still holds, and cut it when over budget", () => {
     const hub = silentHub(16 * MiB);
     const history = "x".repeat(900 * 1024);
