@@ -98,7 +98,7 @@ export function parseSince(text: string | undefined, now: number): number | null
 }
 
 /** One stream's view of one feed: live lines wait in `pending` until the history has been sent. */
-class Viewer implements FeedViewer {
+export class Viewer implements FeedViewer {
   pending: HubLine[] | null = [];
   private pendingBytes = 0;
   ended: FeedEnd | null = null;

@@ -7,7 +7,8 @@ import { describe, expect, it } from "bun:test";
 import { CLOSE, WS_TIMINGS, WsHub } from "../../../../src/http/ws";
 import { LogSink } from "../../../../src/log/logger";
 import { MAX_IDLE_FEEDS } from "../../../../src/modules/logs/hub";
-import { parseSince } from "../../../../src/modules/logs/routes";
+import { hubLine } from "../../../../src/modules/logs/ring";
+import { parseSince, Viewer } from "../../../../src/modules/logs/routes";
 import { at } from "../../../helpers/fake-engine";
 import { until } from "../../../helpers/http";
 import { scriptedHub } from "../../../helpers/log-hub";
@@ -147,6 +148,18 @@ describe("stream memory under silent clients (child process)", () => {
     const r = await measureWsBudget({ budgetMiB: 16, sockets: 20, rounds: 20, mode: "history" });
     expect(r.endMiB - r.warmMiB).toBeLessThan(64);
   }, 60_000);
+});
+
+describe("live lines queued behind a history", () => {
+  it("close the stream once they pass 4 MiB, however few lines that is", () => {
+    const closed: Array<[number | undefined, string | undefined]> = [];
+    const sock = { close: (code?: number, reason?: string) => closed.push([code, reason]) } as never;
+    const v = new Viewer(sock, () => {});
+    const line = hubLine({ ts: "2026-11-22T12:00:00Z", stream: "stdout", line: "x".repeat(32 * 1024) });
+    // 200 lines of 32 KiB: 6.4 MiB held for a stream still sending its history (was: up to 10,000 lines, 320 MiB)
+    for (let i = 0; i < 200; i++) v.line(line);
+    expect(closed).toEqual([[CLOSE.serverError, "too many log lines while reading history"]]);
+  });
 });
 
 describe("hostile query values", () => {
