@@ -168,7 +168,7 @@ describe("dashboard metrics, alerts and webhooks", () => {
   );
 
   test(
-    "an example rule is one click, then shows in the table; a silence shows on its row",
+    "an example rule is one click, then shows in the table; a silence shows on its row; a firing rule shows under Firing now and in the history",
     async () => {
       await nav(page, "Alerts").click();
       await page.getByRole("heading", { level: 1, name: "Alerts" }).waitFor();
