@@ -8,6 +8,7 @@ import { parseDuration } from "../../lib/duration";
 import type { Clock } from "../../lib/time";
 import type { Log } from "../../log/logger";
 import { mergeBatches, type StatsBatch, summarize } from "./aggregator";
+import { PRUNE_CHUNK } from "./rollup";
 
 export interface Tier {
   name: string;
@@ -66,6 +67,10 @@ export function createRequestStatsStore({ db, clock, log, tiers }: RequestStatsS
   const range = db.sqlite.prepare(
     "SELECT data FROM request_stats WHERE app_slug = ? AND tier = ? AND bucket >= ? AND bucket < ? ORDER BY bucket",
   );
+  const pruneSome = db.sqlite.prepare(
+    "DELETE FROM request_stats WHERE rowid IN (SELECT rowid FROM request_stats WHERE tier = ? AND bucket < ? LIMIT ?)",
+  );
+  let pruning: Promise<number> | null = null;
 
   return {
     tiers,
@@ -87,15 +92,33 @@ export function createRequestStatsStore({ db, clock, log, tiers }: RequestStatsS
       });
     },
 
-    /** Drop buckets older than each tier's retention. */
-    prune(): number {
-      let n = 0;
-      const now = clock.now();
-      for (const t of tiers) {
-        n += db.sqlite.run("DELETE FROM request_stats WHERE tier = ? AND bucket < ?", [t.name, now - t.retentionMs]).changes;
-      }
-      if (n) log.debug("pruned request stats", { buckets: n });
-      return n;
+    /**
+     * Drop buckets older than each tier's retention, at most `chunk` rows per statement (each its own transaction),
+     * yielding to the event loop between statements: after a long outage a day of busy apps' buckets is past
+     * retention at once, and one DELETE of them held the proxy up for seconds. A call while one runs joins it.
+     */
+    prune(chunk = PRUNE_CHUNK): Promise<number> {
+      pruning ??= (async () => {
+        let n = 0;
+        const now = clock.now();
+        try {
+          for (const t of tiers) {
+            for (;;) {
+              const d = pruneSome.run(t.name, now - t.retentionMs, chunk).changes;
+              n += d;
+              await new Promise<void>((r) => setImmediate(r));
+              if (d < chunk) break;
+            }
+          }
+        } catch (e) {
+          log.warn("pruning request stats failed", { error: (e as Error).message });
+        }
+        if (n) log.debug("pruned request stats", { buckets: n });
+        return n;
+      })().finally(() => {
+        pruning = null;
+      });
+      return pruning;
     },
 
     /** The request-stats answer for an app over the last `rangeMs`. */

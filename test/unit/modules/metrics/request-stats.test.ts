@@ -80,17 +80,44 @@ describe("request stats store", () => {
     expect(store.query("other-app", H).requests).toBe(0);
   });
 
-  it("drops buckets past each tier's retention", () => {
+  it("drops buckets past each tier's retention", async () => {
     const { clock, store, agg, db } = setup();
     agg.record("blog", { status: 200, ms: 1, path: "/" });
     clock.advance(10_000);
     store.store(agg.drain());
     clock.advance(2 * 24 * H);
-    store.prune();
+    expect(await store.prune()).toBe(1);
     const left = db.sqlite
       .query<{ tier: string }, []>("SELECT tier FROM request_stats ORDER BY tier")
       .all()
       .map((r) => r.tier);
     expect(left).toEqual(["1h", "1m", "5m"]);
+  });
+
+  it("deletes in chunks after a long outage, letting the event loop run between them", async () => {
+    const { clock, store, db } = setup();
+    const put = db.sqlite.prepare("INSERT INTO request_stats (app_slug, tier, bucket, data) VALUES (?, 'raw', ?, '{}')");
+    const now = clock.now();
+    // 12,000 raw buckets of 100 apps a day and more old, then 1,000 still kept
+    db.tx(() => {
+      for (let i = 0; i < 130; i++) {
+        const bucket = i < 120 ? now - 2 * 24 * H + i * 10_000 : now - H + i * 10_000;
+        for (let a = 0; a < 100; a++) put.run(`app-${a}`, bucket);
+      }
+    });
+    const count = () => (db.sqlite.query("SELECT COUNT(*) AS n FROM request_stats").get() as { n: number }).n;
+    const seen: number[] = [];
+    const watch = () => {
+      seen.push(count());
+      if (seen.length < 50 && seen.at(-1)! > 1000) setImmediate(watch);
+    };
+    setImmediate(watch);
+    // a second call while one runs joins it
+    const [a, b] = await Promise.all([store.prune(5000), store.prune(5000)]);
+    expect([a, b]).toEqual([12_000, 12_000]);
+    expect(count()).toBe(1000);
+    // seen between statements: 8,000 left after the first 5,000 and 3,000 after the next, never all at once
+    expect(seen).toContain(13_000 - 5000);
+    expect(seen).toContain(13_000 - 10_000);
   });
 });
