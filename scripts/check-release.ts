@@ -75,7 +75,7 @@ if (process.arch === "arm64") {
   console.log("skip sundeck-linux-arm64 run: install qemu-user-static and libc6-arm64-cross to run it under qemu");
 }
 console.log(
-  "note the musl builds link libstdc++.so.6 and, through it, libgcc_s (Alpine: apk add libstdc++ libgcc); the x64 one runs on Debian's musl in test/integration/install/musl.test.ts",
+  "note the musl builds link libstdc++.so.6 and, through it, libgcc_s (Alpine: apk add libstdc++ libgcc); the x64 one runs on Debian's musl in test/integration/install/musl.test.ts, both arm64 ones under qemu-user in arm64.test.ts",
 );
 
 const sc = await $`shellcheck -s sh ${join(dir, "install.sh")}`.nothrow().quiet();

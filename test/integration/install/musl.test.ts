@@ -5,14 +5,12 @@
  * Debian's copies with musl-shim.c supplying the handful of glibc-only symbols they import. So this proves Bun's musl
  * runtime and Sundeck's code on musl, not Alpine's libstdc++ (which the build is made for).
  */
-import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { beforeAll, describe, expect, it } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { freePort } from "../../helpers/apps";
-import { until } from "../../helpers/http";
 import { exec, REPO } from "../../helpers/release";
 import { tempDir } from "../../helpers/tmp";
-import { type NotifyReceiver, notifyReceiver } from "./notify-receiver";
+import { checkServe } from "./serve-check";
 
 const CPU = process.arch === "arm64" ? "aarch64" : "x86_64";
 const TARGET = `linux-${process.arch}-musl`;
@@ -63,45 +61,7 @@ describe(`sundeck-${TARGET}`, () => {
     expect(r.stdout).toStartWith(`sundeck ${VERSION} (`);
   });
 
-  let receiver: NotifyReceiver | undefined;
-  afterAll(() => receiver?.stop());
-
   it("serves /api/health, sends READY=1 through musl's libc, and STOPPING=1 then exits 0 on SIGTERM", async () => {
-    const config = join(work, "config.yaml");
-    const init = await exec(
-      [bin, "init", "--config", config, "--data-dir", join(work, "data"), "--apps-dir", join(work, "apps")],
-      {
-        env: env(),
-      },
-    );
-    expect(init.code).toBe(0);
-    const sock = join(work, "notify.sock");
-    receiver = await notifyReceiver(sock);
-    const port = await freePort();
-    const serve = Bun.spawn([bin, "serve", "--config", config], {
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        ...env(),
-        NOTIFY_SOCKET: sock,
-        SUNDECK_MANAGEMENT_PORT: String(port),
-        SUNDECK_TLS_MODE: "off",
-        SUNDECK_LISTEN_ADDR: "127.0.0.1:0",
-      },
-      stdout: "ignore",
-      stderr: "pipe",
-    });
-    const lines = receiver.lines;
-    const ready = await until(() => lines.find((l) => l.startsWith("READY=1")), { timeout: 30_000, what: "READY=1" }).catch(
-      async (e) => {
-        serve.kill();
-        throw new Error(`${e.message}: ${await new Response(serve.stderr).text()}`);
-      },
-    );
-    expect(ready).toBe(`READY=1|STATUS=serving on http://127.0.0.1:${port}`);
-    const health = await fetch(`http://127.0.0.1:${port}/api/health`);
-    expect(await health.json()).toEqual({ status: "ok", version: VERSION });
-    serve.kill("SIGTERM");
-    expect(await serve.exited).toBe(0);
-    await until(() => lines.includes("STOPPING=1"), { what: "STOPPING=1" });
+    await checkServe({ cmd: [bin], work: tempDir("sundeck-musl-serve-"), env: env(), version: VERSION, readyTimeout: 30_000 });
   }, 60_000);
 });
