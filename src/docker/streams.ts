@@ -106,8 +106,13 @@ export class LogDecoder {
     return lines;
   }
 
+  /** What is left without a newline, marked `partial`. */
   end(): LogLine[] {
-    return [...this.out.end().map((l) => parseLogLine(l, "stdout")), ...this.err.end().map((l) => parseLogLine(l, "stderr"))];
+    const rest = [
+      ...this.out.end().map((l) => parseLogLine(l, "stdout")),
+      ...this.err.end().map((l) => parseLogLine(l, "stderr")),
+    ];
+    return rest.map((l) => ({ ...l, partial: true }));
   }
 }
 

@@ -99,6 +99,8 @@ export interface LogLine {
   ts: string | null;
   stream: "stdout" | "stderr";
   line: string;
+  /** The body ended before this line's newline: a line still being written when a read without follow ended. */
+  partial?: true;
 }
 
 /** A Docker event (container events are what Sundeck follows). */

@@ -96,6 +96,8 @@ export class ContainerFeed {
     let n = 0;
     try {
       for await (const l of engine.logs(this.id, { tail: this.o.ringLines, follow: false, signal: this.ac.signal })) {
+        // a line still being written: the follow, from the last whole line on, brings it whole (kept, it came twice)
+        if (l.partial) continue;
         this.accept(hubLine(l));
         n++;
       }

@@ -149,6 +149,7 @@ async function history(
   let older: HubLine[] = [];
   let bytes = 0;
   for await (const l of engine.logs(feed.id, { tail: q.tail, since: q.since ?? undefined, follow: false, signal: q.signal })) {
+    if (l.partial) continue;
     const h = hubLine(l);
     // the ring takes over from its oldest line on: what the engine sent after that is already there
     if (oldest && (h.key === "" || h.key >= oldest)) continue;
