@@ -87,6 +87,33 @@ describe("hostile container output", () => {
   }, 60_000);
 });
 
+describe("hostile queries", () => {
+  it("refuse another app's logs at the upgrade, and answer odd values with one frame, never a server error", async () => {
+    const port = Number(new URL(s.url).port);
+    const stranger = await s.user("mallory", "viewer");
+    const viewer = await s.user("vic", "viewer", [SLUG]);
+    for (const path of [`/api/apps/${SLUG}/logs?service=hostile`, `/api/apps/${SLUG}/deploy-logs`]) {
+      await expect(rawWs(port, path, { cookie: `session=${stranger.cookie}`, origin: s.url })).rejects.toThrow("404");
+    }
+    const bad = "bad query: tail must be a whole number from 0 to 10000, since an RFC 3339 time or a duration such as 10m";
+    const cases: Array<[string, unknown]> = [
+      ["service=..%2F..%2Fhostile%3Fa%3Db", { error: `not found: no container for service ../../hostile?a=b of ${SLUG}` }],
+      ["service=hostile&since=999999999999d", { error: bad }],
+      ["service=hostile&since=1700000000000000000", { error: bad }],
+      ["service=hostile&tail=1e999", { error: bad }],
+      ["service=hostile&tail=-1", { error: bad }],
+    ];
+    for (const [q, frame] of cases) {
+      const ws = await openWs(s.url, `/api/apps/${SLUG}/logs?follow=false&${q}`, { cookie: viewer.cookie });
+      expect(await ws.waitClose(10_000)).toEqual({ code: 1000, reason: "" });
+      expect(ws.frames).toEqual([frame]);
+    }
+    // a repeated parameter: the last one counts
+    const { closed } = await read("service=nope&service=hostile&tail=2&tail=1");
+    expect(closed).toEqual({ code: 1000, reason: "end of history" });
+  }, 60_000);
+});
+
 describe("a long line still being written", () => {
   it("comes once, whole, to a stream that opened while it was half written", async () => {
     const engine = s.ctx.docker.engine!;
