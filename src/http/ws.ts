@@ -198,6 +198,8 @@ export class WsHub {
 
   /** The runtime sent some of what waited: wake the streams waiting for that. */
   drain(raw: Raw): void {
+    const c = this.closing.get(raw);
+    if (c && raw.getBufferedAmount() === 0) this.finishClose(raw, c.code, c.reason);
     const t = this.socks.get(raw);
     if (!t?.waiting.length) return;
     const n = raw.getBufferedAmount();

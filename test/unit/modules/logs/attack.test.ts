@@ -118,6 +118,19 @@ describe("stream sockets under attack", () => {
     expect(hub.stats()).toMatchObject({ open: 0, too_slow: 1 });
   });
 
+  it("send a finished stream's close frame once its client has taken the rest", () => {
+    const hub = silentHub(16 * MiB);
+    const raw = new SilentSocket();
+    const s = hub.add(raw as never, { user: { id: 1 } } as never);
+    s.sendText("x".repeat(100_000));
+    s.close(CLOSE.normal, "end of history");
+    expect(raw.closedWith).toBeNull();
+    raw.buffered = 0;
+    hub.drain(raw as never);
+    expect(raw.closedWith).toBe(CLOSE.normal);
+    expect(raw.cut).toBe(false);
+  });
+
   it("keep counting what a closed socket still holds, and cut it when over budget", () => {
     const hub = silentHub(16 * MiB);
     const history = "x".repeat(900 * 1024);
