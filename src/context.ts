@@ -9,6 +9,7 @@ import { createDockerLayer, type DockerLayer } from "./docker";
 import { createEdge, type Edge } from "./edge";
 import { WS_TIMINGS, WsHub, type WsTimings } from "./http/ws";
 import { createSecrets, deriveKeys, type Keys, randomHex, type Secrets } from "./lib/crypto";
+import { createIdleCollector } from "./lib/idle-collect";
 import { CidrSet } from "./lib/net";
 import { type Clock, systemClock } from "./lib/time";
 import { type Log, LogSink } from "./log/logger";
@@ -176,7 +177,12 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
   const appRepo = createAppRepo(db);
   const deployRepo = createDeployRepo(db);
   const appFiles = createAppFiles(config.apps_dir, config.data_dir);
-  const deployOutput = new DeployOutput(() => clock.now());
+  // one full collection once a batch of deploys has ended: left to the engine, a burst's garbage stays resident
+  const afterDeploys = createIdleCollector({ idle: () => deployOutput.inFlight() === 0 });
+  const deployOutput = new DeployOutput(
+    () => clock.now(),
+    () => afterDeploys.poke(),
+  );
   const t = opts.timings ?? {};
   const deployer = createDeployer({
     db,

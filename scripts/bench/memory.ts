@@ -9,6 +9,11 @@
  * over the target (issue 16: 50 MB), so a regression shows.
  *
  *   bun run build && bun scripts/bench/memory.ts [--apps 20] [--starts 5] [--target-mib 50] [--binary path]
+ *     [--settle-s 600] [--bytecode-order-out scripts/lib/bytecode-order.txt]
+ *
+ * `--starts 0` measures memory only; `--bytecode-order-out` records the functions the measured `serve` used, the
+ * profile the build lays the executable's bytecode out by (scripts/lib/compile.ts). BUN_OPTIONS, BUN_JSC_* and
+ * MIMALLOC_* in the environment are passed on to the server, to compare runtime settings.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,6 +28,7 @@ const { values } = parseArgs({
     "target-mib": { type: "string", default: "50" },
     binary: { type: "string" },
     "settle-s": { type: "string", default: "0" },
+    "bytecode-order-out": { type: "string" },
   },
 });
 const APPS = Number(values.apps);
@@ -63,10 +69,16 @@ async function sample(pid: number, ms: number): Promise<Mem> {
   return max;
 }
 
+/** Thrown from a waitFor condition to stop waiting at once (other errors count as "not yet"). */
+class Fatal extends Error {}
+
 async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, what: string, ms = 120_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
-    const v = await fn().catch(() => null);
+    const v = await fn().catch((e) => {
+      if (e instanceof Fatal) throw e;
+      return null;
+    });
     if (v) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await Bun.sleep(200);
@@ -172,12 +184,14 @@ async function startOnce(config: string, env: Record<string, string>): Promise<S
 
 async function startRuns(config: string, env: Record<string, string>): Promise<StartRun[]> {
   const runs: StartRun[] = [];
+  if (STARTS === 0) return runs; // --starts 0: memory only
   await startOnce(config, env); // warm the page cache: the first exec reads the 117 MiB binary from disk
   for (let i = 0; i < STARTS; i++) runs.push(await startOnce(config, env));
   return runs;
 }
 
 function printStarts(name: string, runs: StartRun[]) {
+  if (runs.length === 0) return;
   const ms = runs.map((r) => r.ms);
   console.log(
     `${name.padEnd(34)} median ${median(ms).toFixed(0).padStart(4)} ms  (runs: ${ms.map((x) => x.toFixed(0)).join(", ")})`,
@@ -210,7 +224,8 @@ async function main() {
     SUNDECK_LISTEN_ADDR: "127.0.0.1:0",
     SUNDECK_RATELIMIT_REQUESTS: "1000000",
     SUNDECK_RATELIMIT_BURST: "1000000",
-    ...(process.env.BUN_OPTIONS ? { BUN_OPTIONS: process.env.BUN_OPTIONS } : {}),
+    // runtime knobs to compare under the same run: Bun's options, JavaScriptCore's (BUN_JSC_*), the allocator's
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k === "BUN_OPTIONS" || /^(BUN_JSC_|MIMALLOC_)/.test(k))),
   } as Record<string, string>;
   Bun.spawnSync([
     BINARY,
@@ -229,8 +244,11 @@ async function main() {
     .stdout.toString()
     .trim();
   const startsEmpty = await startRuns(config, env);
+  // --bytecode-order-out: this run (idle, 20 deploys, API traffic) records the functions it used, the profile
+  // scripts/lib/compile.ts lays the executable's bytecode out by
+  const order = values["bytecode-order-out"];
   const server = Bun.spawn([BINARY, "serve", "--config", config], {
-    env: { ...env, SUNDECK_DEBUG_MEMORY: "1" },
+    env: { ...env, SUNDECK_DEBUG_MEMORY: "1", ...(order ? { BUN_BYTECODE_ORDER_OUT: resolve(order) } : {}) },
     stdout: "pipe",
     stderr: "inherit",
   });
@@ -261,16 +279,21 @@ async function main() {
       const compose = `services:\n  web:\n    image: sundeck-test/web:latest\n    stop_grace_period: 1s\n    labels:\n      sundeck.domain: ${slug}.bench.test\n      sundeck.port: "8080"\n`;
       const r = await api("/api/apps/deploy", { method: "POST", body: JSON.stringify({ slug, compose }) });
       if (r.status !== 202) throw new Error(`deploy of ${slug}: ${r.status} ${await r.text()}`);
-      await waitFor(
-        async () => (await (await api(`/api/apps/${slug}`)).json())?.last_deploy?.status === "succeeded",
-        `${slug} to deploy`,
-      );
+      await waitFor(async () => {
+        const a = await (await api(`/api/apps/${slug}`)).json();
+        // a failed deploy stops the run at once, with its error, instead of waiting out the deadline
+        if (a?.last_deploy?.status === "failed") throw new Fatal(`deploy of ${slug} failed: ${a.last_error}`);
+        return a?.last_deploy?.status === "succeeded";
+      }, `${slug} to deploy`);
     }
     // some traffic on the API, as a dashboard would make
     for (let i = 0; i < 200; i++) await api("/api/apps");
-    await Bun.sleep(3000);
+    // past the server's collection after the deploy burst (src/lib/idle-collect.ts, 5 s after the last deploy ends)
+    await Bun.sleep(8000);
     const loaded = await sample(server.pid, 5000);
     const loadedSnap = await snap();
+    // the snapshot ran a full GC: does the process give pages back right after one?
+    const afterGc = await sample(server.pid, 3000);
     let settled: Mem | null = null;
     if (SETTLE_S > 0) {
       await Bun.sleep(SETTLE_S * 1000);
@@ -289,6 +312,7 @@ async function main() {
     console.log(row("compiled Bun.serve (runtime floor)", base));
     console.log(row("sundeck serve, no apps", idle));
     console.log(row(`sundeck serve, ${APPS} apps`, loaded));
+    console.log(row("  same, right after a full GC", afterGc));
     if (settled) console.log(row(`  same, ${SETTLE_S} s idle later`, settled));
     console.log(
       `\nper app: ${((loaded.anon - idle.anon) / APPS).toFixed(2)} MiB anonymous; sundeck's heap above the runtime floor: ${(loaded.anon - base.anon).toFixed(1)} MiB`,

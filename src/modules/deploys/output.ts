@@ -23,7 +23,11 @@ export class DeployOutput {
   private readonly runs = new Map<string, Run>();
   private readonly waiting = new Map<string, Set<() => void>>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** `onIdle` runs each time the last in-flight deploy ends (the server collects garbage after a burst then). */
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly onIdle?: () => void,
+  ) {}
 
   /** A deploy of `slug` starts: later frames go to its subscribers. */
   begin(slug: string): void {
@@ -45,6 +49,12 @@ export class DeployOutput {
     run.finished = true;
     run.listeners.clear();
     this.runs.delete(slug);
+    if (this.runs.size === 0) this.onIdle?.();
+  }
+
+  /** How many deploys are in flight, over every app. */
+  inFlight(): number {
+    return this.runs.size;
   }
 
   /** Whether a deploy of `slug` is in flight. */

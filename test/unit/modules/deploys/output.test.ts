@@ -51,6 +51,21 @@ describe("deploy output", () => {
     expect(got).toHaveLength(1);
   });
 
+  it("tells when the last in-flight deploy ends, over every app", () => {
+    let idle = 0;
+    const out = new DeployOutput(Date.now, () => idle++);
+    out.begin("blog");
+    out.begin("shop");
+    out.end("blog", "up", "deployed");
+    expect(idle).toBe(0);
+    expect(out.inFlight()).toBe(1);
+    out.end("shop", "up", "deployed");
+    expect(idle).toBe(1);
+    expect(out.inFlight()).toBe(0);
+    out.end("shop", "up", "deployed");
+    expect(idle).toBe(1);
+  });
+
   it("stops delivering after unsubscribe", () => {
     const out = new DeployOutput();
     out.begin("blog");
