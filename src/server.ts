@@ -30,8 +30,8 @@ export interface RunningServer {
 
 /**
  * What `sundeck serve` waits after the API listens before starting the background jobs: their first steps (the
- * retention prune, the rollup catch-up, backup recovery, the reconciler's first pass) run synchronously for tens of ms,
- * and the first requests after ready come first.
+ * retention prune, the rollup catch-up) run synchronously for tens of ms, and the first requests after ready come
+ * first. Recovery (backups, the reconciler) is not delayed: see startServer.
  */
 export const BACKGROUND_AFTER_MS = 500;
 
@@ -90,6 +90,13 @@ export async function startServer(ctx: Ctx, opts: StartOptions = {}): Promise<Ru
   }
   const shownHost = hostname === "0.0.0.0" ? "127.0.0.1" : hostname.includes(":") ? `[${hostname}]` : hostname;
   const url = `http://${shownHost}:${server.port}`;
+  // Recovery runs now, before any request is handled (nothing below awaits before startServer returns): it takes the
+  // deploys, writes, backup runs and restores recorded as running for ones a killed process left, and sweeps the
+  // uploads dir; run later, it would take work a request had just started for interrupted (a live deploy run again, an
+  // upload's temp file deleted). Backups: that recovery, the temp sweeps, the schedules, missed runs once
+  void ctx.backups.start().catch((e) => log.error("backups failed to start", { error: (e as Error).message }));
+  // the first pass may start deploys; it runs in the background so the API is up at once
+  void ctx.reconciler.start().catch((e) => log.error("reconciler failed to start", { error: (e as Error).message }));
   let stopNightly = () => {};
   const startBackground = () => {
     stopNightly = startNightly(ctx);
@@ -99,10 +106,6 @@ export async function startServer(ctx: Ctx, opts: StartOptions = {}): Promise<Ru
     void ctx.metrics.start();
     // follows the metrics ticks, and judges the other kinds on its own timer
     ctx.alerts.start();
-    // recovery of work a killed process left running, the temp sweeps, the schedules, missed runs once
-    void ctx.backups.start().catch((e) => log.error("backups failed to start", { error: (e as Error).message }));
-    // the first pass may start deploys; it runs in the background so the API is up at once
-    void ctx.reconciler.start().catch((e) => log.error("reconciler failed to start", { error: (e as Error).message }));
     // git sync: first contact with the remote, then the poll loop; all in the background
     void ctx.gitSync.start().catch((e) => log.error("git sync failed to start", { error: (e as Error).message }));
   };
