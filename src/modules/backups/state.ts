@@ -31,16 +31,18 @@ import { Database } from "bun:sqlite";
 self.onmessage = (e) => {
   const { src, dest } = e.data;
   let db;
+  let error;
   try {
     db = new Database(src, { create: false });
     db.run("PRAGMA busy_timeout = 5000");
     db.run("VACUUM INTO ?", [dest]);
-    postMessage({ ok: true });
   } catch (err) {
-    postMessage({ ok: false, error: String((err && err.message) || err) });
-  } finally {
-    try { db && db.close(true); } catch {}
+    error = String((err && err.message) || err);
   }
+  // closed before the answer: the caller terminates the worker once answered, which could cut a close made after it
+  // and leave the connection open (and the WAL held) for the life of the process
+  try { db && db.close(true); } catch {}
+  postMessage(error === undefined ? { ok: true } : { ok: false, error });
 };`;
 
 export interface StateSourceDeps {

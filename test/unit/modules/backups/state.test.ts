@@ -1,11 +1,12 @@
 /**
  * Sundeck's own state as a backup source: a snapshot of the real database file made while writers go on holds
  * exactly what was committed when it began, it streams without leaving a file behind (read to the end or cancelled),
- * leftovers of a killed snapshot are swept, and a cancelled snapshot stops.
+ * leftovers of a killed snapshot are swept, a cancelled snapshot stops, and the worker's connection is closed every
+ * time (none left open, holding the WAL, by a snapshot's end).
  */
 import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, it } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Db, openDb } from "../../../../src/db";
 import { LogSink } from "../../../../src/log/logger";
@@ -38,6 +39,24 @@ async function drain(s: ReadableStream<Uint8Array>, into: string): Promise<numbe
 }
 
 describe("state snapshot source", () => {
+  it("closes the worker's connection before the snapshot ends, every time", async () => {
+    const { db, dataDir } = freshDb();
+    // descriptors of this process (worker threads included) open on the database's files
+    const held = () =>
+      readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          return readlinkSync(join("/proc/self/fd", fd)).startsWith(db.path);
+        } catch {
+          return false;
+        }
+      }).length;
+    await snapshotDatabase(db, join(dataDir, "first.sqlite"));
+    const afterOne = held();
+    // a connection closed after the worker answered could be cut by its termination and stay open for good
+    for (let i = 0; i < 60; i++) await snapshotDatabase(db, join(dataDir, `s${i}.sqlite`));
+    expect(held()).toBe(afterOne);
+  }, 60_000);
+
   it("names itself state with the .sqlite.gz extension", () => {
     const { db, dataDir } = freshDb();
     const src = createStateSource({ db, dataDir, log });
