@@ -9,7 +9,11 @@
  * over the target (issue 16: 50 MB), so a regression shows.
  *
  *   bun run build && bun scripts/bench/memory.ts [--apps 20] [--starts 5] [--target-mib 50] [--binary path]
- *     [--settle-s 600] [--bytecode-order-out scripts/lib/bytecode-order.txt]
+ *     [--settle-s 600] [--bytecode-order-out scripts/lib/bytecode-order.txt] [--dashboard]
+ *
+ * `--dashboard` opens the dashboard in headless Chromium after the deploys (logged in as the bench user) and keeps
+ * three tabs open through the settle period, as a user watching it would: the overview (host charts, activity feed),
+ * one app's Metrics tab (uPlot, refreshing itself) and one app's Logs tab (a live log WebSocket).
  *
  * `--starts 0` measures memory only; `--bytecode-order-out` records the functions the measured `serve` used, the
  * profile the build lays the executable's bytecode out by (scripts/lib/compile.ts). BUN_OPTIONS, BUN_JSC_* and
@@ -20,6 +24,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { removeProject } from "./docker-cleanup";
+import { smapsBy } from "./memory-smaps";
 
 const { values } = parseArgs({
   options: {
@@ -29,6 +34,7 @@ const { values } = parseArgs({
     binary: { type: "string" },
     "settle-s": { type: "string", default: "0" },
     "bytecode-order-out": { type: "string" },
+    dashboard: { type: "boolean", default: false },
   },
 });
 const APPS = Number(values.apps);
@@ -69,6 +75,33 @@ async function sample(pid: number, ms: number): Promise<Mem> {
   return max;
 }
 
+/** Headless Chromium with the overview, an app's Metrics tab and its Logs tab open, logged in as the bench user. */
+async function openDashboardTabs(url: string, slug: string): Promise<{ close: () => Promise<void>; problems: string[] }> {
+  const { chromium } = await import("playwright-core");
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking"],
+  });
+  const problems: string[] = [];
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US" });
+  const first = await context.newPage();
+  first.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  await first.goto(url);
+  const form = first.getByRole("form", { name: "Log in" });
+  await form.getByLabel("Username").fill("bench");
+  await form.getByLabel("Password").fill("bench-password");
+  await form.getByRole("button", { name: "Log in" }).click();
+  await first.getByRole("heading", { level: 1, name: "Overview" }).waitFor({ timeout: 30_000 });
+  for (const tab of ["Metrics", "Logs"]) {
+    const p = await context.newPage();
+    p.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+    await p.goto(`${url}/apps/${slug}`);
+    await p.getByRole("navigation", { name: "App sections" }).getByRole("link", { name: tab, exact: true }).click();
+    if (tab === "Metrics") await p.locator("canvas").first().waitFor({ timeout: 60_000 });
+  }
+  return { close: () => browser.close(), problems };
+}
+
 /** Thrown from a waitFor condition to stop waiting at once (other errors count as "not yet"). */
 class Fatal extends Error {}
 
@@ -101,24 +134,14 @@ async function baseline(): Promise<Mem> {
 /** Resident KiB of /proc/<pid>/smaps grouped by what the mapping is: the executable, other files, the brk heap,
  * stacks, anonymous executable mappings (JIT code) and other anonymous memory (allocator arenas, the JS heap). */
 function smapsGroups(pid: number, binary: string): Record<string, number> {
-  const groups: Record<string, number> = {};
-  let group = "";
-  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
-    const head = /^[0-9a-f]+-[0-9a-f]+ (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
-    if (head) {
-      const [, perms, name] = head;
-      if (name === binary) group = `executable (${perms.includes("x") ? "code" : "data"})`;
-      else if (name.startsWith("/")) group = "other files (libc, ld.so, ...)";
-      else if (name === "[heap]") group = "brk heap (malloc)";
-      else if (name.startsWith("[stack")) group = "stacks";
-      else if (name.startsWith("[")) group = name;
-      else group = perms.includes("x") ? "anonymous executable (JIT code)" : "anonymous (JS heap, arenas, stacks)";
-      continue;
-    }
-    const rss = /^Rss:\s+(\d+) kB/.exec(line);
-    if (rss) groups[group] = (groups[group] ?? 0) + Number(rss[1]);
-  }
-  return groups;
+  return smapsBy(pid, (perms, name) => {
+    if (name === binary) return `executable (${perms.includes("x") ? "code" : "data"})`;
+    if (name.startsWith("/")) return "other files (libc, ld.so, ...)";
+    if (name === "[heap]") return "brk heap (malloc)";
+    if (name.startsWith("[stack")) return "stacks";
+    if (name.startsWith("[")) return name;
+    return perms.includes("x") ? "anonymous executable (JIT code)" : "anonymous (JS heap, arenas, stacks)";
+  });
 }
 
 function freePort(): number {
@@ -253,6 +276,7 @@ async function main() {
     stderr: "inherit",
   });
   let stopped = false;
+  let dash: Awaited<ReturnType<typeof openDashboardTabs>> | null = null;
   let out = "";
   void (async () => {
     for await (const c of server.stdout) out += new TextDecoder().decode(c);
@@ -288,6 +312,7 @@ async function main() {
     }
     // some traffic on the API, as a dashboard would make
     for (let i = 0; i < 200; i++) await api("/api/apps");
+    if (values.dashboard) dash = await openDashboardTabs(url, slugs[0]);
     // past the server's collection after the deploy burst (src/lib/idle-collect.ts, 5 s after the last deploy ends)
     await Bun.sleep(8000);
     const loaded = await sample(server.pid, 5000);
@@ -299,6 +324,15 @@ async function main() {
       await Bun.sleep(SETTLE_S * 1000);
       settled = await sample(server.pid, 5000);
     }
+    const settledSmaps = settled ? smapsGroups(server.pid, BINARY) : null;
+    // the kernel's own RSS figure beside smaps_rollup's, at the end of the settle period
+    const vmRss = settled ? /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${server.pid}/status`, "utf8"))?.[1] : null;
+    const settledSnap = settled ? await snap() : null;
+    if (dash) {
+      await dash.close();
+      if (dash.problems.length) console.log(`dashboard problems: ${dash.problems.join("; ")}`);
+      dash = null;
+    }
     server.kill("SIGTERM");
     await server.exited;
     stopped = true;
@@ -307,13 +341,16 @@ async function main() {
 
     const row = (name: string, m: Mem) =>
       `${name.padEnd(34)} ${m.rss.toFixed(1).padStart(7)} ${m.anon.toFixed(1).padStart(10)} ${m.file.toFixed(1).padStart(12)}`;
-    console.log(`\nResident memory, MiB (max over the sampling window); ${APPS} apps of sundeck-test/web\n`);
+    console.log(
+      `\nResident memory, MiB (max over the sampling window); ${APPS} apps of sundeck-test/web${values.dashboard ? "; dashboard open (overview, an app's Metrics and Logs tabs) after the deploys" : ""}\n`,
+    );
     console.log(`${"process".padEnd(34)} ${"RSS".padStart(7)} ${"anonymous".padStart(10)} ${"file-backed".padStart(12)}`);
     console.log(row("compiled Bun.serve (runtime floor)", base));
     console.log(row("sundeck serve, no apps", idle));
     console.log(row(`sundeck serve, ${APPS} apps`, loaded));
     console.log(row("  same, right after a full GC", afterGc));
-    if (settled) console.log(row(`  same, ${SETTLE_S} s idle later`, settled));
+    if (settled) console.log(row(`  same, ${SETTLE_S} s later${values.dashboard ? " (dashboard)" : ""}`, settled));
+    if (vmRss) console.log(`${"  VmRSS at its end".padEnd(34)} ${(Number(vmRss) / 1024).toFixed(1).padStart(7)}`);
     console.log(
       `\nper app: ${((loaded.anon - idle.anon) / APPS).toFixed(2)} MiB anonymous; sundeck's heap above the runtime floor: ${(loaded.anon - base.anon).toFixed(1)} MiB`,
     );
@@ -324,7 +361,7 @@ async function main() {
     );
     for (const g of groups)
       console.log(
-        `  ${g.padEnd(40)} ${String(idleSnap.smaps[g] ?? 0).padStart(7)} -> ${String(loadedSnap.smaps[g] ?? 0).padStart(7)}`,
+        `  ${g.padEnd(40)} ${String(idleSnap.smaps[g] ?? 0).padStart(7)} -> ${String(loadedSnap.smaps[g] ?? 0).padStart(7)}${settledSmaps ? ` -> ${String(settledSmaps[g] ?? 0).padStart(7)} (${SETTLE_S} s later)` : ""}`,
       );
 
     const heapRow = (name: string, h: any) => {
@@ -345,18 +382,22 @@ async function main() {
     console.log("\nRuntime heap statistics after a full GC (SIGUSR2 with SUNDECK_DEBUG_MEMORY=1):");
     heapRow("idle", idleSnap.heap);
     heapRow(`${APPS} apps`, loadedSnap.heap);
+    if (settledSnap) heapRow(`${APPS} apps, ${SETTLE_S} s later`, settledSnap.heap);
 
     console.log("\nStart to ready (exec to the first 200 from /api/health), warm page cache:");
     printStarts("no apps", startsEmpty);
     printStarts(`${APPS} apps deployed`, startsApps);
 
-    const mb = (loaded.rss * 1024 * 1024) / 1e6;
-    const pass = loaded.rss < TARGET_MIB;
+    // with a settle period the figure that counts is the one at its end (issue 16: "after ten minutes")
+    const judged = settled ?? loaded;
+    const mb = (judged.rss * 1024 * 1024) / 1e6;
+    const pass = judged.rss < TARGET_MIB;
     console.log(
-      `\ntarget (< ${TARGET_MIB} MiB RSS with ${APPS} apps): ${pass ? "PASS" : "FAIL"} (${loaded.rss.toFixed(1)} MiB = ${mb.toFixed(1)} MB)`,
+      `\ntarget (< ${TARGET_MIB} MiB RSS with ${APPS} apps${settled ? `, ${SETTLE_S} s later` : ""}): ${pass ? "PASS" : "FAIL"} (${judged.rss.toFixed(1)} MiB = ${mb.toFixed(1)} MB)`,
     );
     if (!pass) process.exitCode = 1;
   } finally {
+    await dash?.close().catch(() => {});
     // stop the server first: its reconciler would otherwise bring the removed containers back
     if (!stopped) {
       server.kill("SIGTERM");
