@@ -12,14 +12,10 @@ if [ -x "$DEST/docker-compose" ] && "$DEST/docker-compose" version >/dev/null 2>
 fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/compose-v2.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
-mkdir -p "$WORK/lists/partial" "$WORK/cache/archives/partial" "$WORK/deb"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" >"$WORK/sources.list"
-: >"$WORK/status"
-set -- -o Dir::Etc::SourceList="$WORK/sources.list" -o Dir::Etc::SourceParts=/dev/null \
-  -o Dir::State::Lists="$WORK/lists" -o Dir::Cache="$WORK/cache" -o Dir::State::status="$WORK/status" \
-  -o APT::Sandbox::User=root
-apt-get "$@" update -qq
-(cd "$WORK/deb" && apt-get "$@" download docker-compose >/dev/null)
+# shellcheck source=scripts/lib/apt-download.sh
+. "$(dirname "$0")/lib/apt-download.sh"
+apt_download "$WORK" \
+  "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" docker-compose
 dpkg -x "$WORK"/deb/docker-compose_*.deb "$WORK/x"
 mkdir -p "$DEST"
 cp "$WORK/x/usr/libexec/docker/cli-plugins/docker-compose" "$DEST/docker-compose.new"
