@@ -7,9 +7,7 @@
  * Stages: `dump` drains the volume strategy's dump of a container (name), `vet` runs the vetting pass over a
  * `.tar.gz` file (path).
  */
-import { readFileSync } from "node:fs";
-import { createInterface } from "node:readline";
-import { Readable } from "node:stream";
+import { peakRss, rssMiB, stdoutLines } from "./child-rss";
 
 export interface StageMemory {
   warmMiB: number;
@@ -19,34 +17,18 @@ export interface StageMemory {
   bytes: number;
 }
 
-function rssMiB(pid: number): number {
-  try {
-    return Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
-  } catch {
-    return 0;
-  }
-}
-
 /** Run `stage` in a child process on `warm`, then on `main`, and measure its RSS growth over the main pass. */
 export async function measureStage(stage: "dump" | "vet", warm: string, main: string): Promise<StageMemory> {
   const proc = Bun.spawn([process.execPath, import.meta.path, stage, warm, main], { stdout: "pipe", stderr: "inherit" });
-  const lines = createInterface({ input: Readable.fromWeb(proc.stdout as never) })[Symbol.asyncIterator]();
-  const line = async (): Promise<string> => {
-    const r = await lines.next();
-    if (r.done) throw new Error("stream-memory child exited early");
-    return r.value;
-  };
+  const line = stdoutLines(proc, "stream-memory");
   if ((await line()) !== "warm") throw new Error("stream-memory child did not warm up");
   const warmMiB = rssMiB(proc.pid);
-  let peakMiB = warmMiB;
-  const timer = setInterval(() => {
-    peakMiB = Math.max(peakMiB, rssMiB(proc.pid));
-  }, 10);
+  const peak = peakRss(proc.pid, warmMiB);
   try {
     const out = JSON.parse(await line());
-    return { warmMiB, peakMiB, growthMiB: peakMiB - warmMiB, bytes: out.bytes };
+    return { warmMiB, peakMiB: peak.peakMiB, growthMiB: peak.peakMiB - warmMiB, bytes: out.bytes };
   } finally {
-    clearInterval(timer);
+    peak.stop();
     proc.kill();
     await proc.exited;
   }

@@ -7,9 +7,7 @@
  * closed them all, keeps their TCP connections open (an attacker need not hang up), and repeats. It samples the
  * child's VmRSS every 10 ms from /proc.
  */
-import { readFileSync } from "node:fs";
-import { createInterface } from "node:readline";
-import { Readable } from "node:stream";
+import { peakRss, rssMiB, stdoutLines } from "./child-rss";
 import { type RawWs, rawWs } from "./rawws";
 
 export interface WsBudgetRun {
@@ -21,14 +19,6 @@ export interface WsBudgetRun {
   tooSlow: number;
 }
 
-function rssMiB(pid: number): number {
-  try {
-    return Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
-  } catch {
-    return 0;
-  }
-}
-
 /** Run the child with a total budget of `budgetMiB`, `rounds` rounds of `sockets` silent clients each. */
 export async function measureWsBudget(o: {
   budgetMiB: number;
@@ -38,21 +28,14 @@ export async function measureWsBudget(o: {
 }): Promise<WsBudgetRun> {
   const args = [process.execPath, import.meta.path, String(o.budgetMiB), o.mode ?? "follow"];
   const proc = Bun.spawn(args, { stdout: "pipe", stderr: "inherit" });
-  const lines = createInterface({ input: Readable.fromWeb(proc.stdout as never) })[Symbol.asyncIterator]();
-  const next = async (): Promise<any> => {
-    const r = await lines.next();
-    if (r.done) throw new Error("ws-budget child exited early");
-    return JSON.parse(r.value);
-  };
+  const line = stdoutLines(proc, "ws-budget");
+  const next = async (): Promise<any> => JSON.parse(await line());
   const held: RawWs[] = [];
-  let peakMiB = 0;
-  const timer = setInterval(() => {
-    peakMiB = Math.max(peakMiB, rssMiB(proc.pid));
-  }, 10);
+  let peak: ReturnType<typeof peakRss> | undefined;
   try {
     const { port } = await next();
     const warmMiB = rssMiB(proc.pid);
-    peakMiB = warmMiB;
+    peak = peakRss(proc.pid, warmMiB);
     let stats = { open: 0, too_slow: 0, opened: 0 };
     for (let round = 1; round <= o.rounds; round++) {
       for (let i = 0; i < o.sockets; i++) {
@@ -68,9 +51,9 @@ export async function measureWsBudget(o: {
     }
     // what the closed sockets still hold shows once the child has settled
     for (let i = 0; i < 3; i++) await next();
-    return { warmMiB, peakMiB, endMiB: rssMiB(proc.pid), tooSlow: stats.too_slow };
+    return { warmMiB, peakMiB: peak.peakMiB, endMiB: rssMiB(proc.pid), tooSlow: stats.too_slow };
   } finally {
-    clearInterval(timer);
+    peak?.stop();
     for (const ws of held) ws.destroy();
     proc.kill();
     await proc.exited;
