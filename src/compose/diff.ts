@@ -77,7 +77,8 @@ function serviceChanges(name: string, a: ServiceInfo, b: ServiceInfo, before: Co
   const pa = a.ports.map((p) => formatPort(p)).join(", ");
   const pb = b.ports.map((p) => formatPort(p)).join(", ");
   if (pa !== pb) out.push(`ports ${pa || "none"} → ${pb || "none"}`);
-  if (a.replicas !== b.replicas) out.push(`replicas ${a.replicas ?? "default"} → ${b.replicas ?? "default"}`);
+  // compose runs one replica when none is set: unset and 1 are the same count
+  if ((a.replicas ?? 1) !== (b.replicas ?? 1)) out.push(`replicas ${a.replicas ?? 1} → ${b.replicas ?? 1}`);
   for (const [k, v] of Object.entries(b.labels)) {
     if (!Object.hasOwn(a.labels, k)) out.push(`label ${k} added (${short(v)})`);
     else if (a.labels[k] !== v) out.push(`label ${k} ${short(a.labels[k])} → ${short(v)}`);

@@ -114,10 +114,16 @@ export function createLifecycle(d: LifecycleDeps) {
         // applied when the operation runs, on the replicas as they are then
         const before = appScale(rc.app);
         const after = { ...before, ...(Object.fromEntries(entries) as Record<string, number>) };
+        // the entry names each scaled service's count before and after (compose's own, else 1, when never scaled)
+        const names = entries.map(([k]) => k);
+        const was = (k: string) => before[k] ?? p.project.services.find((s) => s.name === k)?.replicas ?? 1;
+        const now = (k: string) => after[k];
         d.db.tx(() => {
           d.apps.update(app.id, { scaleJson: JSON.stringify(after) }, d.now());
-          const what = entries.map(([k, v]) => `${k}=${v}`).join(", ");
-          entry(app, actor, "scaled", `${actor.name} scaled ${slug}: ${what}`, { replicas: before }, { replicas: after });
+          const what = names.map((k) => `${k} replicas ${was(k)} → ${now(k)}`).join(", ");
+          const counts = (of: (k: string) => number) => ({ replicas: Object.fromEntries(names.map((k) => [k, of(k)])) });
+          const summary = `${actor.name} scaled ${slug}: ${what}`;
+          entry(app, actor, "scaled", summary, counts(was), counts(now));
         });
         const current = rendered(rc.app);
         const r = await compose.up(run.refFor(slug), { ...run.pipe(rc, "scale"), scale: after });

@@ -104,7 +104,10 @@ describe("lifecycle", () => {
     );
     expect(app.services.find((x: any) => x.name === "worker").replicas).toBe(3);
     const scaled = (await appActivity(s.root, SLUG)).find((e) => e.action === "scaled");
-    expect(scaled.summary).toContain("worker=3");
+    expect(scaled.summary).toEndWith(`scaled ${SLUG}: worker replicas 1 → 3`);
+    // the activity diff compares the same field before and after (compose's default of 1 named), never a bare {}
+    const detail = (await s.root.get(`/api/activity/${scaled.id}`)).json;
+    expect([detail.before_json, detail.after_json]).toEqual([{ replicas: { worker: 1 } }, { replicas: { worker: 3 } }]);
     // a later redeploy keeps the replicas
     const env = await s.root.put(`/api/apps/${SLUG}/env`, { TOUCH: "1" });
     expect(env.status).toBe(200);

@@ -72,7 +72,7 @@ describe("diffCompose", () => {
       "web: ports 8080:80 → 9090:80, 53:53/udp",
       "web: label sundeck.domain a.example.com → b.example.com",
       "web: label tier added (front)",
-      "db: replicas default → 2",
+      "db: replicas 1 → 2",
       "db: label backup added (on)",
       "db: healthcheck added",
     ]);
