@@ -34,6 +34,11 @@ export type Refusal =
 /** What `webhooks.allow_private_destinations` lets through (a LAN receiver); never link-local (cloud metadata). */
 export const PRIVATE_KINDS: ReadonlySet<Refusal> = new Set(["private", "loopback", "shared (cgnat)", "unique local"]);
 
+/** What to append to a refusal the setting would let through: how to allow it; "" for the others. */
+export function privateHint(reason: Refusal): string {
+  return PRIVATE_KINDS.has(reason) ? "; set webhooks.allow_private_destinations: true to allow LAN destinations" : "";
+}
+
 /** The verdict on one address: the address to dial when allowed, else why not. */
 export type AddressVerdict = { ok: true; address: string } | { ok: false; address: string; reason: Refusal };
 

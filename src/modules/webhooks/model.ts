@@ -4,7 +4,7 @@
  */
 import { t } from "elysia";
 import { WEBHOOK_KINDS } from "../../shared/webhooks";
-import { checkAddress, literalHost } from "./address-policy";
+import { checkAddress, literalHost, privateHint } from "./address-policy";
 import { PORT_ERROR } from "./safe-http";
 
 export const MAX_NAME = 100;
@@ -72,9 +72,9 @@ export function checkUrl(text: string, allowPrivate: boolean): string | { error:
   const literal = literalHost(u);
   if (literal) {
     const v = checkAddress(literal, { allowPrivate });
-    if (!v.ok) return { error: `url must name a public address (${v.address} is ${v.reason})` };
+    if (!v.ok) return { error: `url must name a public address (${v.address} is ${v.reason})${privateHint(v.reason)}` };
   } else if (!allowPrivate && (u.hostname === "localhost" || u.hostname.endsWith(".localhost"))) {
-    return { error: "url must name a public address (localhost is loopback)" };
+    return { error: `url must name a public address (localhost is loopback)${privateHint("loopback")}` };
   }
   return u.href;
 }

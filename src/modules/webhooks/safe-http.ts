@@ -6,7 +6,7 @@
  * Retries with backoff on network errors and 5xx, never on 4xx, a redirect or a refused address.
  */
 import { lookup } from "node:dns/promises";
-import { checkAddress, literalHost } from "./address-policy";
+import { checkAddress, literalHost, privateHint } from "./address-policy";
 import { type ExchangeLimits, exchange } from "./exchange";
 
 /** A name to its addresses, asked once per attempt. */
@@ -93,7 +93,8 @@ export function createSafeHttp(opts: SafeHttpOptions) {
     const dial: string[] = [];
     for (const ip of found) {
       const v = checkAddress(ip, { allowPrivate: opts.allowPrivate });
-      if (!v.ok) return failed(`destination address ${v.address} refused (${v.reason})`, false, v.address);
+      if (!v.ok)
+        return failed(`destination address ${v.address} refused (${v.reason})${privateHint(v.reason)}`, false, v.address);
       if (!dial.includes(v.address)) dial.push(v.address);
     }
     return dial;

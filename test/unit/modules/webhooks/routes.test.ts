@@ -9,6 +9,8 @@ import { startTestServer, type TestServer } from "../../../helpers/server";
 
 const SECRET = "s3cret-signing-key-xyz";
 const SLACK = "https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXX";
+/** The hint a refusal of a LAN address ends with. */
+const LAN = "; set webhooks.allow_private_destinations: true to allow LAN destinations";
 
 let s: TestServer;
 let admin: Client;
@@ -162,6 +164,14 @@ describe("validation", () => {
     expect((await admin.get("/api/webhooks")).json.length).toBe(before);
   });
 
+  it("names the setting that allows a LAN destination, and only for what it allows", async () => {
+    const lan = await admin.post("/api/webhooks", { name: "lan", url: "http://10.0.0.5/hook" });
+    expect(lan.status).toBe(400);
+    expect(lan.text).toBe(`Bad Request: url must name a public address (10.0.0.5 is private)${LAN}`);
+    const metadata = await admin.post("/api/webhooks", { name: "md", url: "http://169.254.169.254/" });
+    expect(metadata.text).toBe("Bad Request: url must name a public address (169.254.169.254 is link-local)");
+  });
+
   it("refuses a malformed body", async () => {
     const r = await admin.request("POST", "/api/webhooks", "{nope", { "content-type": "application/json" });
     expect(r.status).toBe(400);
@@ -217,7 +227,7 @@ describe("test route and delivery log", () => {
     for (const url of ["http://127.0.0.1:9/", "http://0177.0.0.1:9/", "http://[::ffff:7f00:1]:9/", "http://localhost:9/"]) {
       const r = await admin.post("/api/webhooks/test", { url, kind: "generic", secret: "x" });
       expect(r.status).toBe(200);
-      expect(r.json).toEqual({ ok: false, status: 0, error: "destination address 127.0.0.1 refused (loopback)" });
+      expect(r.json).toEqual({ ok: false, status: 0, error: `destination address 127.0.0.1 refused (loopback)${LAN}` });
     }
   });
 
@@ -237,7 +247,7 @@ describe("test route and delivery log", () => {
     const { id } = (await admin.post("/api/webhooks", { name: "by-id", url: "https://example.com/x" })).json;
     // the stored URL is public; the test overrides it with a refused one so nothing leaves this machine
     const r = await admin.post("/api/webhooks/test", { id, url: "http://10.1.2.3/" });
-    expect(r.json).toEqual({ ok: false, status: 0, error: "destination address 10.1.2.3 refused (private)" });
+    expect(r.json).toEqual({ ok: false, status: 0, error: `destination address 10.1.2.3 refused (private)${LAN}` });
     const log = await admin.get(`/api/webhooks/${id}/deliveries`);
     expect(log.json).toEqual([
       {
@@ -246,7 +256,7 @@ describe("test route and delivery log", () => {
         status: null,
         duration_ms: expect.any(Number),
         attempts: 1,
-        error: "destination address 10.1.2.3 refused (private)",
+        error: `destination address 10.1.2.3 refused (private)${LAN}`,
         created_at: expect.any(String),
       },
     ]);
