@@ -85,6 +85,27 @@ export function createEngine(opts: EngineOptions = {}): Engine {
 
     putArchive: (id, path, tar, signal) => putArchive(http, id, path, tar, signal),
 
+    async networks(filter) {
+      const list = await http.json<any[]>("GET", "/networks", { query: { filters: { label: filter.labels } } });
+      return (list ?? []).map((n) => ({ id: String(n.Id), name: String(n.Name ?? ""), labels: n.Labels ?? {} }));
+    },
+
+    removeNetwork: (id) => gone(http.text("DELETE", `/networks/${encodeURIComponent(id)}`)),
+
+    async volumes(filter) {
+      const r = await http.json<any>("GET", "/volumes", { query: { filters: { label: filter.labels } } });
+      return (r?.Volumes ?? []).map((v: any) => ({ name: String(v.Name), labels: v.Labels ?? {} }));
+    },
+
+    removeVolume: (name) => gone(http.text("DELETE", `/volumes/${encodeURIComponent(name)}`)),
+
+    removeContainer: (id, o = {}) =>
+      gone(
+        http.text("DELETE", `/containers/${encodeURIComponent(id)}`, {
+          query: { force: Boolean(o.force), v: Boolean(o.volumes) },
+        }),
+      ),
+
     ensureNetwork(name) {
       // one create per name at a time in this process; other processes are handled in createNetwork
       let p = creating.get(name);
@@ -117,6 +138,15 @@ async function lifecycle(http: EngineTransport, id: string, action: "stop" | "st
     await slow.text("POST", path, { query: { t } });
   } catch (e) {
     if (!(e instanceof EngineError && e.status === 304)) throw e;
+  }
+}
+
+/** A removal whose object is already gone (404) succeeded. */
+async function gone(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch (e) {
+    if (!(e instanceof EngineError && e.status === 404)) throw e;
   }
 }
 

@@ -138,6 +138,16 @@ export interface Engine {
   imageExists(ref: string): Promise<boolean>;
   /** Create a bridge network when it does not exist. */
   ensureNetwork(name: string): Promise<void>;
+  /** Networks carrying every given label (`key=value` or `key`). */
+  networks(filter: { labels: string[] }): Promise<Array<{ id: string; name: string; labels: Record<string, string> }>>;
+  /** Remove a network; already gone is fine. */
+  removeNetwork(id: string): Promise<void>;
+  /** Volumes carrying every given label (`key=value` or `key`). */
+  volumes(filter: { labels: string[] }): Promise<Array<{ name: string; labels: Record<string, string> }>>;
+  /** Remove a volume; already gone is fine. */
+  removeVolume(name: string): Promise<void>;
+  /** Remove a container, stopped or not (`force` kills a running one); `volumes` also removes its anonymous volumes. */
+  removeContainer(id: string, o?: { force?: boolean; volumes?: boolean }): Promise<void>;
   /**
    * Stop a container (`POST /containers/{id}/stop`): the engine sends the stop signal and kills it after `timeoutS`
    * (the container's own StopTimeout when omitted). Already stopped is fine.

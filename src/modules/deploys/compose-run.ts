@@ -6,6 +6,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { expectation, type Prepared, prepare } from "../../compose/prepare";
 import { PUBLIC_NETWORK, projectName } from "../../docker/naming";
+import { sweepProject } from "../../docker/sweep";
 import type { DockerHandle, Engine, ProjectRef, RunResult } from "../../docker/types";
 import type { Secrets } from "../../lib/crypto";
 import { HttpError } from "../../lib/errors";
@@ -142,8 +143,39 @@ export function createComposeRun(d: ComposeRunDeps) {
     return p;
   };
 
+  /**
+   * Take the app down without checking its files again (they may be refused or broken: removal must still work):
+   * `compose down` with the last version that deployed, when there is one and it still renders, then every container,
+   * network (and volume, when asked) still carrying the project's label, through the Engine API. The error, or null.
+   */
+  const takeDown = async (rc: RunCtx, o: { volumes: boolean }): Promise<string | null> => {
+    const slug = rc.app.slug;
+    const { engine, compose } = docker();
+    let good: Prepared | null = null;
+    const v = rc.app.currentVersionId ? d.journal.version(rc.app.currentVersionId) : null;
+    try {
+      good = v ? prepare(v.compose, d.secrets.open(v.envSealed), policy(slug)) : null;
+    } catch {
+      rc.line("down", `version ${v?.version} no longer passes the checks; removing by the project's labels`);
+    }
+    if (good) {
+      writeRendered(slug, good.rendered);
+      const r = await compose.down(refFor(slug), { ...pipe(rc, "down"), volumes: o.volumes });
+      if (r.killed) return "cancelled";
+      if (r.code !== 0) rc.line("down", `${failed(r, "compose down")}; removing what is left through the engine`);
+    }
+    const swept = await sweepProject(engine, projectName(slug), {
+      volumes: o.volumes,
+      signal: rc.signal,
+      onLine: (text) => rc.line("down", text),
+    });
+    if (rc.signal.aborted) return "cancelled";
+    return swept.errors.length ? `removal failed: ${swept.errors.join("; ").slice(0, 500)}` : null;
+  };
+
   return {
     docker,
+    takeDown,
     /** The engine and compose when both are there, else null (for work that can go on without them). */
     available: () => (d.docker.engine && d.docker.compose ? docker() : null),
     refFor,
@@ -154,15 +186,6 @@ export function createComposeRun(d: ComposeRunDeps) {
 
     /** Check content without deploying it (400 with the service and rule when unsafe). */
     prepare: (slug: string, compose: string, envText: string) => prepare(compose, envText, policy(slug)),
-
-    /** `ensureRendered`, with content that no longer passes the checks read as "nothing to run". */
-    ensureRenderedQuiet(app: AppRow): Prepared | null {
-      try {
-        return ensureRendered(app);
-      } catch {
-        return null;
-      }
-    },
 
     /**
      * Run a prepared version: render, pull, up, stabilise. `error` is null on success; `touched` says whether the

@@ -131,14 +131,16 @@ export function createLifecycle(d: LifecycleDeps) {
       });
     },
 
-    /** Remove the app: containers (and volumes when asked), its directory and its row; its activity stays. */
+    /**
+     * Remove the app: containers (and volumes when asked), its directory and its row; its activity stays. Never
+     * checks the compose file again: an app whose file is refused or broken can always be removed.
+     */
     remove(slug: string, o: { volumes: boolean }, actor: Actor) {
       const app = requireApp(d.apps, slug);
-      const { compose } = run.docker();
+      run.docker();
       return ops.launch(slug, "remove", actor.source, async (rc) => {
-        const p = run.ensureRendered(rc.app);
-        const r = p ? await compose.down(run.refFor(slug), { ...run.pipe(rc, "down"), volumes: o.volumes }) : null;
-        if (r && r.code !== 0) return ops.finish(rc, "down", failed(r, "compose down"));
+        const error = await run.takeDown(rc, o);
+        if (error) return ops.finish(rc, "down", error);
         d.files.remove(slug);
         d.db.tx(() => {
           entry({ id: null, slug }, actor, "removed", `${actor.name} removed ${slug}${o.volumes ? " and its volumes" : ""}`);
@@ -157,11 +159,10 @@ export function createLifecycle(d: LifecycleDeps) {
         return null;
       }
       const job: Job = async (rc) => {
-        const compose = run.available()?.compose;
-        const p = compose ? run.ensureRenderedQuiet(rc.app) : null;
-        if (compose && p) {
-          const r = await compose.down(run.refFor(slug), run.pipe(rc, "down"));
-          if (r.code !== 0) return ops.finish(rc, "down", failed(r, "compose down"));
+        // without docker the app is marked removed anyway; the next start finds no directory to deploy
+        if (run.available()) {
+          const error = await run.takeDown(rc, { volumes: false });
+          if (error) return ops.finish(rc, "down", error);
         }
         d.db.tx(() => {
           d.apps.update(app.id, { removedAt: d.now() }, d.now());
