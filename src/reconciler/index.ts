@@ -12,6 +12,7 @@ import type { AppRepo } from "../modules/apps/repo";
 import type { StatusBoard } from "../modules/apps/status";
 import type { DeployRepo } from "../modules/deploys/repo";
 import type { Deployer } from "../modules/deploys/service";
+import { isSlug, SLUG_MAX } from "../shared/slug";
 
 /** Changes made by dropping files into the apps directory. */
 export const FILES_ACTOR: Actor = Object.freeze({ userId: null, name: "apps-dir", source: "system", ip: null });
@@ -39,6 +40,17 @@ export function createReconciler(d: ReconcilerDeps) {
   let interval: ReturnType<typeof setInterval> | undefined;
   let passing: Promise<void> | null = null;
   let stopped = false;
+  const warned = new Set<string>();
+
+  /** One warning per directory whose name cannot be an app's, naming the rule. */
+  const warnIgnored = (name: string) => {
+    if (warned.has(name)) return;
+    warned.add(name);
+    log.warn("ignoring a directory of the apps directory: its name is not a valid app name", {
+      dir: name,
+      rule: `lowercase letters and digits separated by single dashes, at most ${SLUG_MAX} characters`,
+    });
+  };
 
   /** Bring one app in line with its directory. */
   const ensure = async (slug: string): Promise<void> => {
@@ -46,7 +58,10 @@ export function createReconciler(d: ReconcilerDeps) {
     let handedOver = false;
     try {
       if (stopped) return;
-      const files = d.files.read(slug);
+      // a directory whose name is not a slug is never deployed (an app of that name from an older build goes)
+      const valid = isSlug(slug);
+      if (!valid && d.files.ignored().includes(slug)) warnIgnored(slug);
+      const files = valid ? d.files.read(slug) : null;
       const app = d.repo.bySlug(slug);
       if (!files) {
         if (app && !app.removedAt) {
@@ -90,6 +105,7 @@ export function createReconciler(d: ReconcilerDeps) {
       try {
         await d.status.refresh();
         const present = new Set(d.files.list());
+        for (const name of d.files.ignored()) warnIgnored(name);
         const known = d.repo
           .list()
           .filter((a) => !a.removedAt)

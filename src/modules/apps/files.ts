@@ -57,6 +57,15 @@ export function createAppFiles(appsDir: string, dataDir: string) {
         .sort();
     },
 
+    /** Directories holding a compose file whose name is not a slug: never apps, each worth one warning. */
+    ignored(): string[] {
+      if (!existsSync(appsDir)) return [];
+      return readdirSync(appsDir, { withFileTypes: true })
+        .filter((e) => e.isDirectory() && !isSlug(e.name) && existsSync(join(appsDir, e.name, COMPOSE_FILE)))
+        .map((e) => e.name)
+        .sort();
+    },
+
     /** The app's files, or null when it has no compose file. */
     read(slug: string): AppFiles | null {
       const path = join(dir(slug), COMPOSE_FILE);
