@@ -111,7 +111,11 @@ export function createDeployer(d: DeployerDeps) {
         ? { error: prepError, touched: false }
         : await run.runVersion(rc, prepared!, { pullAll: !!o.pullAll });
       const error = result.error;
-      if (error) rc.line("up", `deploy failed: ${error}`);
+      if (error) {
+        rc.line("up", `deploy failed: ${error}`);
+        // the reason in the process log too: a folder drop has no caller to answer
+        d.log.warn("deploy failed", { app: slug, version: version.version, source: o.source, error });
+      }
       // an explicit rollback is recorded as one (rolled_back / rollback_failed), like the automatic kind
       journal.settle(rc, version, error, o.actor, o.source === "rollback" ? "rollback" : "deploy");
       // containers untouched (refused content, failed pull) still run the good version: nothing to roll back
