@@ -210,12 +210,35 @@ export function createComposeRun(d: ComposeRunDeps) {
 
 export type ComposeRun = ReturnType<typeof createComposeRun>;
 
-/** The one-line error of a compose command that failed. */
+/** The one-line error of a compose command that failed: what failed, and the line of its output that says why. */
 export function failed(r: RunResult, what: string): string {
-  return r.killed ? "cancelled" : `${what} failed (exit ${r.code})${r.output ? `: ${lastLine(r.output)}` : ""}`;
+  if (r.killed) return "cancelled";
+  const cause = causeLine(r.output);
+  return `${what} failed (exit ${r.code})${cause ? `: ${cause}` : ""}`;
 }
 
-function lastLine(output: string): string {
-  const lines = output.trim().split("\n").filter(Boolean);
-  return (lines[lines.length - 1] ?? "").slice(0, 300);
+/** Compose v1 ends a failed `up` with this summary; the cause is in an `ERROR: for <service>` line above it. */
+const GENERIC = /^(ERROR:\s*)?Encountered errors while bringing up the project\.?$/i;
+const ERROR_LINE = /^(ERROR:|Error response from daemon:|Error:|error\b)/i;
+
+/**
+ * The line of compose output that names the cause: v1's last `ERROR: for <service>` line, else the last error line
+ * that is not v1's generic summary, else the last line. Endpoint and container ids (64 hex digits) are dropped.
+ */
+export function causeLine(output: string): string {
+  const lines = output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
+  let pick: string | undefined;
+  for (let i = lines.length - 1; i >= 0 && !pick; i--) {
+    const m = /^ERROR: for \S+\s+(.+)$/.exec(lines[i]);
+    if (m) pick = m[1];
+  }
+  for (let i = lines.length - 1; i >= 0 && !pick; i--) if (ERROR_LINE.test(lines[i]) && !GENERIC.test(lines[i])) pick = lines[i];
+  pick ??= lines[lines.length - 1] ?? "";
+  return pick
+    .replace(/\s*\([0-9a-f]{64}\)/g, "")
+    .replace(/\s+/g, " ")
+    .slice(0, 300);
 }
