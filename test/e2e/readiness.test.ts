@@ -65,6 +65,17 @@ const accepts = (port: number) =>
     s.once("error", () => resolve(false));
   });
 
+/** What a deploy script does: poll health as fast as it can, and act on the first 200. */
+async function firstHealthy(base: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const r = await fetch(`${base}/api/health`).catch(() => null);
+    if (r?.status === 200) return;
+    if (Date.now() > deadline) throw new Error("health never answered 200");
+    await Bun.sleep(2);
+  }
+}
+
 describe("a fresh start", () => {
   it("is ready at the first 200 from /api/health: Docker detected, the proxy listening, no warnings printed", async () => {
     const proc = Bun.spawn([binary(), "serve", "--config", config], {
@@ -76,14 +87,7 @@ describe("a fresh start", () => {
     const out = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
     try {
       const base = `http://127.0.0.1:${apiPort}`;
-      const deadline = Date.now() + 15_000;
-      // what a deploy script does: poll health as fast as it can, act on the first 200
-      for (;;) {
-        const r = await fetch(`${base}/api/health`).catch(() => null);
-        if (r?.status === 200) break;
-        if (Date.now() > deadline) throw new Error("health never answered 200");
-        await Bun.sleep(2);
-      }
+      await firstHealthy(base);
       const [proxyUp, deploy] = await Promise.all([
         accepts(proxyPort),
         fetch(`${base}/api/apps/deploy`, {
@@ -104,6 +108,51 @@ describe("a fresh start", () => {
     const [stdout, stderr] = await out;
     const warnings = `${stdout}\n${stderr}`.split("\n").filter((l) => /warn/i.test(l));
     expect(warnings).toEqual([]);
+  });
+});
+
+describe("git sync at the first 200", () => {
+  it("judges a push notification (401 for a bad signature, 202 for a good one) and takes sync-now", async () => {
+    const secret = "first-push-secret";
+    const closed = await freePort();
+    const gitConfig = join(dir, "config-git.yaml");
+    // no remote answers: what is checked is that the routes answer as they will, not the sync itself
+    await Bun.write(
+      gitConfig,
+      (await Bun.file(config).text()).replace(
+        /^git_sync:\n(?: {2}.*\n)*/m,
+        `git_sync:\n  enabled: true\n  remote: http://127.0.0.1:${closed}/apps.git\n  webhook_secret: ${secret}\n  poll_enabled: false\n`,
+      ),
+    );
+    const proc = Bun.spawn([binary(), "serve", "--config", gitConfig], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" },
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    try {
+      const base = `http://127.0.0.1:${apiPort}`;
+      await firstHealthy(base);
+      const body = JSON.stringify({ ref: "refs/heads/main" });
+      const sign = (key: string) => `sha256=${new Bun.CryptoHasher("sha256", key).update(body).digest("hex")}`;
+      const push = (sig: string) =>
+        fetch(`${base}/api/git/webhook`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-hub-signature-256": sig },
+          body,
+        });
+      const [bad, good, now] = await Promise.all([
+        push(sign("wrong-secret")),
+        push(sign(secret)),
+        fetch(`${base}/api/git/sync-now`, { method: "POST", headers: { authorization: `Bearer ${key}` } }),
+      ]);
+      expect(bad.status).toBe(401);
+      expect(good.status).toBe(202);
+      expect(`${now.status} ${await now.text()}`).toStartWith("202");
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    }
   });
 });
 

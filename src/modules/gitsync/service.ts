@@ -8,6 +8,7 @@ import { conflict } from "../../lib/errors";
 import type { GitSyncConfig, GitSyncConfigView, GitSyncStatus } from "../../shared/git-sync";
 import type { Actor } from "../activity/model";
 import { createGitSyncConfig, type GitSyncSettings, masked } from "./config";
+import type { CycleRequest } from "./cycle";
 import { createStatus } from "./status";
 import { createWorker, type Worker } from "./worker";
 
@@ -27,8 +28,17 @@ export function createGitSync(ctx: Ctx, opts: GitSyncOptions = {}) {
   let worker: Worker | null = null;
   let started = false;
   let switching: Promise<void> = Promise.resolve();
+  // what was asked (a push notification, sync-now) while no worker runs yet: the server starts git sync after it
+  // answers, and a worker is replaced on a config change; the next worker takes it
+  let queued: CycleRequest | null = null;
 
   const enabled = () => current.config.enabled;
+
+  /** Ask the worker for a cycle, or keep the request for the worker about to start. */
+  const ask = (r: CycleRequest) => {
+    if (worker) return worker.request(r);
+    queued = { fetch: !!(queued?.fetch || r.fetch), apply: !!(queued?.apply || r.apply) };
+  };
 
   /** Stop the worker of the old configuration (its cycle ends first), then start one for the new. */
   const restart = (): Promise<void> =>
@@ -37,6 +47,7 @@ export function createGitSync(ctx: Ctx, opts: GitSyncOptions = {}) {
       worker = null;
       if (!started) return;
       if (!current.config.enabled) {
+        queued = null;
         status.reset(true);
         return;
       }
@@ -44,6 +55,8 @@ export function createGitSync(ctx: Ctx, opts: GitSyncOptions = {}) {
       if (status.state === "disabled") status.reset(false);
       worker = createWorker({ ctx, cfg: current.config, status, debounceMs: opts.debounceMs });
       worker.start();
+      if (queued) worker.request(queued);
+      queued = null;
       log.info("git sync worker started", { branch: current.config.branch, source: current.source });
     }));
 
@@ -78,27 +91,31 @@ export function createGitSync(ctx: Ctx, opts: GitSyncOptions = {}) {
 
     /** Fetch (and apply, unless fetch-only) now; throws 409 while git sync is off. */
     syncNow(): void {
-      if (!worker) throw conflict(NOT_ENABLED);
-      worker.request({ fetch: true });
+      if (!enabled()) throw conflict(NOT_ENABLED);
+      ask({ fetch: true, apply: false });
     },
 
     /** Apply the counted remote commits; false when already up to date (nothing queued). */
     applyPending(): boolean {
-      if (!worker) throw conflict(NOT_ENABLED);
+      if (!enabled()) throw conflict(NOT_ENABLED);
       if (status.behindBy === 0 && status.state !== "behind") return false;
-      worker.request({ fetch: true, apply: true });
+      ask({ fetch: true, apply: true });
       return true;
     },
 
-    /** The webhook secret when the webhook is available (git sync on, webhook on, a secret set), else null. */
+    /**
+     * The webhook secret when the webhook is available (git sync on, webhook on, a secret set), else null. Decided by
+     * the configuration alone, from the first request on: a push that arrives before the worker runs is judged, and
+     * queued for it.
+     */
     webhookSecret(): string | null {
       const c: GitSyncSettings = current.config;
-      return c.enabled && c.webhook_enabled && c.webhook_secret && worker ? c.webhook_secret : null;
+      return c.enabled && c.webhook_enabled && c.webhook_secret ? c.webhook_secret : null;
     },
 
     /** A push notification arrived (signature checked): sync now. */
     notified(): void {
-      worker?.request({ fetch: true });
+      ask({ fetch: true, apply: false });
     },
 
     /** Activity recorded a pending entry: push after the debounce. */
@@ -115,6 +132,7 @@ export function createGitSync(ctx: Ctx, opts: GitSyncOptions = {}) {
     /** Stop the worker; a running cycle finishes first. */
     async stop(): Promise<void> {
       started = false;
+      queued = null;
       await restart();
     },
   };
