@@ -190,6 +190,10 @@ describe("dashboard apps", () => {
       await refusal.getByText("Nothing was written or started.").waitFor();
       expect((await pageFetch(page, `/api/apps/${BAD_SLUG}`)).status).toBe(404);
       expect(await containersOf(BAD_SLUG)).toEqual([]);
+      // the refusal was about what was sent: editing the file takes it away
+      await form.getByLabel("Compose file").press("End");
+      await form.getByLabel("Compose file").pressSequentially("\n");
+      await refusal.waitFor({ state: "detached" });
     },
     STEP_MS,
   );

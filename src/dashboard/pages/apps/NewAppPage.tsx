@@ -17,11 +17,13 @@ import { EnvEditor } from "./EnvEditor";
 import { useDeployRun } from "./useDeployRun";
 import { composeProblems, type EnvRow, envProblems, fromRows, type Problem, slugProblem } from "./validate";
 
+/** A routed service: the proxy serves it by name (`*.localhost` resolves to this machine in browsers). */
 export const COMPOSE_PLACEHOLDER = `services:
   web:
-    image: nginx:alpine
-    ports:
-      - "8080:80"`;
+    image: nginx:1.27-alpine
+    labels:
+      sundeck.domain: hello.localhost
+      sundeck.port: "80"`;
 
 /** The page at /new-app. */
 export function NewAppPage() {
@@ -51,6 +53,10 @@ export function NewAppPage() {
     await run.start(slug, "Deploy", () => api.apps.deploy(slug, compose, fromRows(rows)));
   };
   const done = run.state.phase === "done" && run.state.slug;
+  // a refusal is about what was sent: it goes once the form changes
+  const edited = () => {
+    if (run.state.phase === "refused") run.dismiss();
+  };
 
   return (
     <>
@@ -67,6 +73,7 @@ export function NewAppPage() {
           value={slug}
           onValue={(v) => {
             setSlug(v);
+            edited();
             if (slugError) setSlugError(slugProblem(v));
           }}
           maxLength={SLUG_MAX}
@@ -88,6 +95,7 @@ export function NewAppPage() {
           value={compose}
           onValue={(v) => {
             setCompose(v);
+            edited();
             if (problems) setProblems(null);
           }}
           placeholder={COMPOSE_PLACEHOLDER}
@@ -95,7 +103,13 @@ export function NewAppPage() {
           hint="YAML. Tab indents with two spaces; press Esc, then Tab, to leave the editor."
         />
         <ComposeChecks problems={problems} />
-        <EnvEditor rows={rows} onRows={setRows} />
+        <EnvEditor
+          rows={rows}
+          onRows={(r) => {
+            setRows(r);
+            edited();
+          }}
+        />
         <Refusal reason={run.state.phase === "refused" ? run.state.refusal : null} />
         <div class="actions">
           <button type="button" class="btn" onClick={() => check()}>
