@@ -9,6 +9,7 @@ import { type Static, Type as T, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parseDuration } from "../lib/duration";
 import { parseCidr } from "../lib/net";
+import { classifyRemote } from "../shared/git-remote";
 import { TLS_MODES } from "../shared/tls";
 
 const DURATION = "^(0|(\\d+(\\.\\d+)?(ns|us|µs|ms|s|m|h|d))+)$";
@@ -282,6 +283,8 @@ export function validateConfig(cfg: unknown): asserts cfg is Config {
       );
   });
   if (c.git_sync.enabled && !c.git_sync.remote) throw new ConfigError("git_sync.remote", "is required when git_sync is enabled");
+  const remote = c.git_sync.remote ? classifyRemote(c.git_sync.remote) : null;
+  if (remote && "problem" in remote) throw new ConfigError("git_sync.remote", remote.problem);
   if (c.git_sync.ssh_key_path && c.git_sync.https_token)
     throw new ConfigError("git_sync.https_token", "cannot be set together with git_sync.ssh_key_path");
 }

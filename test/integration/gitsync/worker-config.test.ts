@@ -71,6 +71,18 @@ describe("GET/PUT /api/git/config", () => {
     expect((await t.root.get("/api/git/config")).json.source).toBe("yaml");
   });
 
+  it.each(["/srv/repo.git", "./repo", "file:///srv/repo.git"])(
+    "refuses the local remote %s with 400 naming the accepted forms",
+    async (remote) => {
+      const r = await t.root.put("/api/git/config", { enabled: true, remote });
+      expect(r.status).toBe(400);
+      expect(r.text).toBe(
+        "Bad Request: remote must be an SSH (git@host:path or ssh://host/path), https:// or http:// URL: local paths, file:// and other transports are not supported",
+      );
+      expect((await t.root.get("/api/git/config")).json.source).toBe("yaml");
+    },
+  );
+
   it("stores, seals and masks the secrets, records the change and starts the worker", async () => {
     const b = bare();
     const put = await t.root.put("/api/git/config", {

@@ -201,6 +201,17 @@ describe("loadConfig from a file", () => {
     expect(err.message).toStartWith("config: trusted_proxies.1: ");
   });
 
+  it("refuses a git_sync remote that is a local path or file://, naming the key and the accepted forms", () => {
+    for (const remote of ["/srv/repo.git", "./x", "file:///srv/repo.git"]) {
+      const err = configError(() => loadYaml(`${MINIMAL}git_sync:\n  remote: ${remote}\n`));
+      expect(err.message).toBe(
+        "config: git_sync.remote: must be an SSH (git@host:path or ssh://host/path), https:// or http:// URL: local paths, file:// and other transports are not supported",
+      );
+    }
+    for (const remote of ["git@git.example.com:ops/apps.git", "ssh://git@host/x.git", "http://10.0.0.5/x.git"])
+      expect(loadYaml(`${MINIMAL}git_sync:\n  remote: ${remote}\n`).config.git_sync.remote).toBe(remote);
+  });
+
   it("refuses bad durations", () => {
     expect(configError(() => loadYaml(`${MINIMAL}ratelimit:\n  window: 60\n`)).message).toStartWith("config: ratelimit.window: ");
     expect(configError(() => loadYaml(`${MINIMAL}git_sync:\n  poll_interval: 1x\n`)).key).toBe("git_sync.poll_interval");
