@@ -8,7 +8,11 @@ export default defineCommand({
   meta: { name: "logs", description: "Print an app's container logs" },
   args: {
     ...appArg,
-    service: { type: "string", description: "compose service", default: "web", valueHint: "name" },
+    service: {
+      type: "string",
+      description: "compose service (default: web, else the only service, else the first routed one)",
+      valueHint: "name",
+    },
     tail: { type: "string", description: "lines of history to print first (at most 10000)", default: "100", valueHint: "n" },
     since: { type: "string", description: "only lines since a time (RFC 3339) or for a duration (10m)", valueHint: "when" },
     follow: { type: "boolean", alias: "f", description: "keep printing new lines until interrupted", default: false },

@@ -31,6 +31,8 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 export class Frames<F> {
   private readonly queue: F[] = [];
   private code: number | null = null;
+  /** The close reason, once closed. */
+  reason = "";
   private wake: (() => void) | null = null;
 
   constructor(readonly ws: WebSocket) {
@@ -44,6 +46,7 @@ export class Frames<F> {
     });
     ws.addEventListener("close", (e: CloseEvent) => {
       this.code = e.code;
+      this.reason = e.reason;
       this.wake?.();
     });
   }
@@ -151,11 +154,14 @@ export async function followCurrent(
   return r.deploy ?? { ...running, status: "succeeded", finished_at: new Date().toISOString() };
 }
 
-/** Stream container logs to `onLine`; an error frame becomes a ClientError. */
+/**
+ * Stream container logs to `onLine` (the server picks the service when `q.service` is not given); an error frame, or
+ * a close other than a clean one when not following, becomes a ClientError.
+ */
 export async function streamLogs(
   api: Api,
   slug: string,
-  q: { service: string; tail: number; since?: string; follow: boolean },
+  q: { service?: string; tail: number; since?: string; follow: boolean },
   onLine: (f: ContainerLogFrame) => void,
   signal?: AbortSignal,
 ): Promise<void> {
@@ -199,8 +205,9 @@ export async function streamLogs(
     }, signal);
     if (error) throw new ClientError(error);
     // a clean close ends the stream (history sent, containers stopped); only a broken one is retried
-    if (code === 1000 || !q.follow) return;
+    if (code === 1000) return;
     if (code === 1008) throw new ClientError("the server refused the stream (policy violation)");
+    if (!q.follow) throw new ClientError(`the logs stream closed with ${code}${ws.reason ? `: ${ws.reason}` : ""}`);
     first = false;
     await sleep(delay, signal);
     delay = Math.min(delay * 2, 30_000);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../helpers/apps";
-import { binary, type RunningBinary, runCli, startBinary } from "../helpers/binary";
+import { binary, type RunningBinary, runCli, SERVE_ENV, startBinary } from "../helpers/binary";
 import { docker, ensureTestImages, removeProject, requireDocker, uniqueName } from "../helpers/docker";
 import { Client, until } from "../helpers/http";
 import { tempDir } from "../helpers/tmp";
@@ -25,13 +25,6 @@ const dir = tempDir();
 const config = join(dir, "config.yaml");
 const home = tempDir();
 const xdg = join(home, "xdg");
-const serverEnv = {
-  SUNDECK_MANAGEMENT_PORT: "0",
-  SUNDECK_TLS_MODE: "off",
-  SUNDECK_LISTEN_ADDR: "127.0.0.1:0",
-  SUNDECK_RATELIMIT_REQUESTS: "100000",
-  SUNDECK_RATELIMIT_BURST: "100000",
-};
 let server: RunningBinary;
 let api: Client;
 let key: string;
@@ -90,7 +83,7 @@ beforeAll(async () => {
   expect(user.code).toBe(0);
   key = (await runCli(["apikey", "create", "--config", config, "--username", "deployer", "--name", "cli"])).stdout.trim();
   expect(key).toMatch(/^sd_[0-9a-f]{64}$/);
-  server = await startBinary(["--config", config], { env: serverEnv });
+  server = await startBinary(["--config", config], { env: SERVE_ENV });
   api = new Client(server.url, { bearer: key });
   webPort = await freePort();
 });
@@ -385,8 +378,15 @@ describe("sundeck logs", () => {
     expect(await new Response(proc.stderr).text()).toContain("worker complains");
   });
 
+  it("defaults to the app's only service when it has no web", async () => {
+    const r = await cli(["logs", "--app", WORKER, "--tail", "10"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("worker says hi\n");
+    expect(r.stderr).toBe("worker complains\n");
+  });
+
   it("fails with the server's message when the service has no container", async () => {
-    const r = await cli(["logs", "--app", WORKER]);
+    const r = await cli(["logs", "--app", WORKER, "--service", "web"]);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`sundeck: not found: no container for service web of ${WORKER}\n`);
   });

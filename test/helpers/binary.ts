@@ -8,6 +8,15 @@ import { until } from "./http";
 
 export const BINARY = resolve(import.meta.dir, "../../dist/sundeck");
 
+/** Environment for a `serve` under test: ephemeral loopback ports, TLS off, a rate limit no test reaches. */
+export const SERVE_ENV: Readonly<Record<string, string>> = {
+  SUNDECK_MANAGEMENT_PORT: "0",
+  SUNDECK_TLS_MODE: "off",
+  SUNDECK_LISTEN_ADDR: "127.0.0.1:0",
+  SUNDECK_RATELIMIT_REQUESTS: "100000",
+  SUNDECK_RATELIMIT_BURST: "100000",
+};
+
 /** The binary's path; fails loudly when it has not been built (tests never skip for that). */
 export function binary(): string {
   if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run \`bun run build\` first (bun run test does)`);

@@ -11,6 +11,7 @@ import { streamHandlers } from "../../http/stream";
 import { CLOSE, type StreamSocket } from "../../http/ws";
 import { parseDuration } from "../../lib/duration";
 import { authPlugin } from "../auth/macro";
+import { defaultService } from "./default-service";
 import type { ContainerFeed, FeedEnd, FeedViewer } from "./feed";
 import { fromRing, type HubLine, hubLine, unixKey } from "./ring";
 
@@ -172,6 +173,23 @@ async function containersOf(ctx: Ctx, engine: Engine, slug: string, service: str
   return (await engine.containers({ project: projectName(slug) })).filter((c) => c.service === service);
 }
 
+/**
+ * The service a stream shows: the one asked for, else the app's default (services of the version it runs, else of
+ * its containers); an error line naming the services when the app has no default.
+ */
+function serviceOf(ctx: Ctx, slug: string, asked: string | undefined): { service: string } | { error: string } {
+  if (asked) return { service: asked };
+  const app = ctx.appRepo.bySlug(slug);
+  const view = app ? ctx.appViews.view(app) : null;
+  let services = view?.services.map((s) => s.name) ?? [];
+  if (!services.length) services = [...new Set(ctx.status.containers(slug).flatMap((c) => (c.service ? [c.service] : [])))];
+  const service = defaultService(services, view?.endpoints.map((e) => e.service) ?? []);
+  if (service) return { service };
+  return {
+    error: `not found: no default service for ${slug} (no web, several services, none routed); choose one of: ${services.join(", ")}`,
+  };
+}
+
 /** /api/apps/:slug/logs */
 export function logRoutes(ctx: Ctx) {
   const hub = ctx.logHub;
@@ -189,7 +207,6 @@ export function logRoutes(ctx: Ctx) {
       "logs",
       async (sock, c) => {
         const engine = ctx.docker.engine;
-        const service = c.query.service || "web";
         const tail = c.query.tail === undefined || c.query.tail === "" ? 100 : Number(c.query.tail);
         const follow = c.query.follow !== "false";
         const since = parseSince(c.query.since, ctx.clock.now());
@@ -203,6 +220,12 @@ export function logRoutes(ctx: Ctx) {
           sock.send({ error: "docker is not available" });
           return sock.close(CLOSE.normal);
         }
+        const chosen = serviceOf(ctx, c.params.slug, c.query.service);
+        if ("error" in chosen) {
+          sock.send(chosen);
+          return sock.close(CLOSE.normal);
+        }
+        const service = chosen.service;
         const containers = await containersOf(ctx, engine, c.params.slug, service);
         if (containers.length === 0) {
           sock.send({ error: `not found: no container for service ${service} of ${c.params.slug}` });
