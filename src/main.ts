@@ -3,6 +3,7 @@
  * process. Failures print one line on stderr and exit non-zero.
  */
 import { defineCommand, runCommand } from "citty";
+import { UsageError } from "./cli/exit";
 import { failureOf } from "./cli/failure";
 import { printUsage } from "./cli/help";
 import { VERSION } from "./version";
@@ -59,14 +60,35 @@ async function resolveSub(argv: string[]) {
   return [cmd, parent] as const;
 }
 
-async function run(argv: string[]): Promise<number> {
-  if (argv.length === 0 || argv.includes("--help") || argv.includes("-h")) {
-    const [cmd, parent] = await resolveSub(argv);
-    await printUsage(cmd, parent);
-    return argv.length === 0 ? 2 : 0;
+/**
+ * A `--context NAME` before the command (`sundeck --context prod list`) is that command's own `--context`: moved
+ * after the command's words, where citty reads it. A command that talks to no server refuses it.
+ */
+async function liftContext(argv: string[]): Promise<string[]> {
+  const [flag, ...rest] = argv;
+  let lifted: string[];
+  if (flag === "--context" && rest.length) lifted = [flag, rest.shift()!];
+  else if (flag?.startsWith("--context=")) lifted = [flag];
+  else return argv;
+  const [cmd, parent] = await resolveSub(rest);
+  // no command, or a group without its subcommand: citty says what is missing
+  if (cmd === main || cmd.subCommands) return rest;
+  if (!cmd.args?.context) {
+    const name = `${parent && parent !== main ? `${parent.meta?.name} ` : ""}${cmd.meta?.name}`;
+    throw new UsageError(`--context is for the commands that talk to a server, not ${name}`);
   }
-  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) argv = ["version"];
+  return [...rest, ...lifted];
+}
+
+async function run(argv: string[]): Promise<number> {
   try {
+    argv = await liftContext(argv);
+    if (argv.length === 0 || argv.includes("--help") || argv.includes("-h")) {
+      const [cmd, parent] = await resolveSub(argv);
+      await printUsage(cmd, parent);
+      return argv.length === 0 ? 2 : 0;
+    }
+    if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) argv = ["version"];
     await runCommand(main, { rawArgs: argv });
     return 0;
   } catch (e) {

@@ -8,6 +8,7 @@ import {
   loadClientConfig,
   maskKey,
   saveClientConfig,
+  unknownContext,
 } from "../client/config";
 import { outputFormat, printJson, printTable } from "../client/output";
 import { CliError } from "./errors";
@@ -51,7 +52,7 @@ const use = defineCommand({
   run({ args }) {
     const path = clientConfigPath();
     const cfg = loadClientConfig(path);
-    if (!cfg.contexts[args.name]) throw new CliError(`no context named ${args.name} (see sundeck context list)`);
+    if (!cfg.contexts[args.name]) throw unknownContext(cfg, args.name);
     cfg.current_context = args.name;
     saveClientConfig(cfg, path);
     process.stdout.write(`current context: ${args.name} (${cfg.contexts[args.name].url})\n`);
@@ -81,7 +82,7 @@ const remove = defineCommand({
   run({ args }) {
     const path = clientConfigPath();
     const cfg = loadClientConfig(path);
-    if (!cfg.contexts[args.name]) throw new CliError(`no context named ${args.name}`);
+    if (!cfg.contexts[args.name]) throw unknownContext(cfg, args.name);
     delete cfg.contexts[args.name];
     if (cfg.current_context === args.name) cfg.current_context = "";
     saveClientConfig(cfg, path);

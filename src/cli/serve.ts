@@ -35,7 +35,10 @@ export default defineCommand({
       }
       await sdNotify(`READY=1\nSTATUS=serving on ${server.url}`);
     }
-    if (!source) process.stdout.write(`\nSundeck is running. Open ${server.url} to set up the first user.\n\n`);
+    if (!source) {
+      const next = ctx.auth.needsSetup() ? `Open ${server.url} to set up the first user.` : `Dashboard: ${server.url}`;
+      process.stdout.write(`\nSundeck is running. ${next}\n\n`);
+    }
     ctx.log.info("signal received", { signal: await signal });
     await sdNotify("STOPPING=1").catch(() => {});
     await server.stop();

@@ -2,6 +2,7 @@
 import { defineCommand } from "citty";
 import { ago, outputFormat, printJson, printTable } from "../client/output";
 import type { AppView } from "../shared/apps";
+import type { SystemInfo } from "../shared/system";
 import { appArg, appPath, connect, contextArg, outputArg, slugArg } from "./remote";
 
 export default defineCommand({
@@ -10,7 +11,8 @@ export default defineCommand({
   async run({ args }) {
     const format = outputFormat(args.output);
     const slug = slugArg(args.app, "--app");
-    const a = await connect(args).get<AppView>(appPath(slug));
+    const api = connect(args);
+    const a = await api.get<AppView>(appPath(slug));
     if (format === "json") return printJson(a);
     const w = (s: string) => process.stdout.write(`${s}\n`);
     w(`${a.slug}: ${a.status}${a.current_version ? `, version ${a.current_version.version}` : ""}, updated ${ago(a.updated_at)}`);
@@ -29,7 +31,15 @@ export default defineCommand({
       }
     }
     if (rows.length) printTable(["service", "image", "replicas", "ports", "container", "state"], rows);
-    for (const e of a.endpoints) w(`endpoint: ${e.hosts.join(",")}${e.path ?? ""} -> ${e.service}:${e.port} (tls ${e.tls})`);
+    // an endpoint without its own tls label follows the server's mode: name it
+    const serverTls = a.endpoints.some((e) => e.tls === null)
+      ? await api.get<SystemInfo>("/system/info").then(
+          (i) => `${i.tls_mode}, the server's mode`,
+          () => "the server's mode",
+        )
+      : "";
+    for (const e of a.endpoints)
+      w(`endpoint: ${e.hosts.join(",")}${e.path ?? ""} -> ${e.service}:${e.port} (tls ${e.tls ?? serverTls})`);
     const d = a.last_deploy;
     if (d) w(`last ${d.action}: ${d.status} ${ago(d.finished_at ?? d.started_at)}${d.error ? `: ${d.error}` : ""}`);
     else if (a.last_error) w(`last error: ${a.last_error}`);

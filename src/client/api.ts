@@ -11,6 +11,9 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 
 /** A JSON API client bound to one server and key. */
 export class Api {
+  /** What GET /api/health said about the server, once asked (see notSundeck). */
+  private probe: Promise<string | null> | null = null;
+
   constructor(
     readonly target: Target,
     private readonly timeoutMs = REQUEST_TIMEOUT_MS,
@@ -33,6 +36,8 @@ export class Api {
     const r = await this.send(method, path, body);
     if (r.status === 404) {
       await r.body?.cancel();
+      const why = await this.notSundeck();
+      if (why) throw new ClientError(why);
       return null;
     }
     if (!r.ok) throw await this.failure(r, path);
@@ -155,10 +160,40 @@ export class Api {
     }
   }
 
+  /**
+   * Why the server is not a Sundeck API (the proxy port, another web server), or null when it is one: asked once,
+   * with GET /api/health, and only after an answer Sundeck would not give (a 404, or an error not in its format).
+   */
+  private notSundeck(): Promise<string | null> {
+    this.probe ??= (async () => {
+      let r: Response;
+      try {
+        r = await fetch(`${this.target.url}/api/health`, {
+          headers: { accept: "application/json", "user-agent": `sundeck-cli/${VERSION}` },
+          redirect: "manual",
+          signal: AbortSignal.timeout(Math.min(this.timeoutMs, 5_000)),
+        });
+      } catch {
+        return null; // unreachable now: the first failure says enough
+      }
+      const body = await r.text().catch(() => "");
+      const type = r.headers.get("content-type") ?? "";
+      if (r.ok && type.includes("json") && /"status"\s*:/.test(body)) return null;
+      // the database down: still Sundeck, in its error format
+      if (r.status === 503 && type.startsWith("text/plain")) return null;
+      return `${this.where} does not answer as a Sundeck API (GET /api/health: ${r.status}); is this the management port (default 8443)?`;
+    })();
+    return this.probe;
+  }
+
   /** The server's one-line message, with a hint where the client can help. */
   private async failure(r: Response, path = ""): Promise<ClientError> {
     const text = (await r.text().catch(() => "")).trim();
     const type = r.headers.get("content-type") ?? "";
+    if (r.status === 404 || (!type.startsWith("text/plain") && (r.status < 300 || r.status >= 400))) {
+      const why = await this.notSundeck();
+      if (why) return new ClientError(why);
+    }
     let line = text && type.startsWith("text/plain") ? (text.split("\n")[0] ?? "") : "";
     if (!line) line = `${r.status} ${r.statusText || "error"}`;
     if (line.length > 500) line = `${line.slice(0, 500)}…`;

@@ -110,6 +110,13 @@ export function maskKey(key: string): string {
   return `${key.slice(0, 7)}…${key.slice(-4)}`;
 }
 
+/** The failure for a context name `cfg` does not hold, naming the ones it does. */
+export function unknownContext(cfg: ClientConfig, name: string): ClientError {
+  const known = Object.keys(cfg.contexts).sort();
+  const hint = known.length ? `known: ${known.join(", ")}` : "none configured: sundeck context add NAME --url URL --api-key KEY";
+  return new ClientError(`unknown context ${JSON.stringify(name)} (${hint})`);
+}
+
 /**
  * The server to talk to. An explicit `--context` wins; then `SUNDECK_URL` + `SUNDECK_API_KEY` (or the key alone with
  * the current context's URL); then the current context.
@@ -118,7 +125,7 @@ export function resolveTarget(cfg: ClientConfig, opts: { context?: string; env?:
   const env = opts.env ?? process.env;
   const named = (name: string): Target => {
     const c = cfg.contexts[name];
-    if (!c) throw new ClientError(`no context named ${name} (see sundeck context list)`);
+    if (!c) throw unknownContext(cfg, name);
     return { url: checkUrl(c.url), apiKey: checkApiKey(c.api_key, `context ${name}`), context: name, keyFrom: `context ${name}` };
   };
   if (opts.context) return named(opts.context);

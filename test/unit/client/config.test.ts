@@ -128,6 +128,6 @@ describe("resolveTarget", () => {
   it("prefers an explicit --context over the environment", () => {
     const t = resolveTarget(cfg(), { context: "lab", env: { SUNDECK_URL: "http://x", SUNDECK_API_KEY: KEY } });
     expect(t).toMatchObject({ url: "http://10.0.0.5:8443", apiKey: OTHER, context: "lab" });
-    expect(() => resolveTarget(cfg(), { context: "nope", env: {} })).toThrow(/no context named nope/);
+    expect(() => resolveTarget(cfg(), { context: "nope", env: {} })).toThrow('unknown context "nope" (known: lab, prod)');
   });
 });
