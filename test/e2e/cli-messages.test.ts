@@ -4,18 +4,17 @@
  * stream the server ends with an error, and the start banner once a user exists.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { join } from "node:path";
-import { type RunningBinary, runCli, SERVE_ENV, startBinary } from "../helpers/binary";
+import { initConfig, type RunningBinary, runCli, SERVE_ENV, startBinary } from "../helpers/binary";
 import { ensureTestImages, removeProject, requireDocker, uniqueName } from "../helpers/docker";
 import { Client, until } from "../helpers/http";
 import { tempDir } from "../helpers/tmp";
 
 const SLUG = uniqueName("climsg");
 const dir = tempDir();
-const config = join(dir, "config.yaml");
 const home = tempDir();
 let server: RunningBinary;
 let key: string;
+let config: string;
 
 /** The client with a private HOME and config dir, and `env` (no SUNDECK_* from the test's environment). */
 const cli = (args: string[], env: Record<string, string> = {}) =>
@@ -25,14 +24,7 @@ beforeAll(async () => {
   await requireDocker();
   await ensureTestImages();
   await removeProject(`sundeck-${SLUG}`, { volumes: true });
-  expect(
-    (await runCli(["init", "--config", config, "--data-dir", join(dir, "data"), "--apps-dir", join(dir, "apps")])).code,
-  ).toBe(0);
-  const user = await runCli(["users", "create", "--config", config, "--username", "ops", "--role", "admin"], {
-    env: { SUNDECK_PASSWORD: "ops-password-123" },
-  });
-  expect(user.code).toBe(0);
-  key = (await runCli(["apikey", "create", "--config", config, "--username", "ops", "--name", "cli"])).stdout.trim();
+  ({ config, key } = await initConfig(dir));
   server = await startBinary(["--config", config], { env: SERVE_ENV });
   expect((await cli(["context", "add", "main", "--url", server.url, "--api-key", key])).code).toBe(0);
 });

@@ -1,37 +1,22 @@
 /** kill -9 during a deploy, restart, and the app converges: the interrupted deploy runs again. */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { join } from "node:path";
 import { freePort } from "../helpers/apps";
-import { type RunningBinary, runCli, startBinary } from "../helpers/binary";
+import { initConfig, type RunningBinary, SERVE_ENV, startBinary } from "../helpers/binary";
 import { ensureTestImages, removeProject, requireDocker } from "../helpers/docker";
 import { Client, until } from "../helpers/http";
 import { tempDir } from "../helpers/tmp";
 
 const SLUG = "e2e-crash";
 const dir = tempDir();
-const config = join(dir, "config.yaml");
-const env = {
-  SUNDECK_MANAGEMENT_PORT: "0",
-  SUNDECK_TLS_MODE: "off",
-  SUNDECK_LISTEN_ADDR: "127.0.0.1:0",
-  SUNDECK_RATELIMIT_REQUESTS: "100000",
-  SUNDECK_RATELIMIT_BURST: "100000",
-};
 let server: RunningBinary | undefined;
+let config: string;
 let key: string;
 
 beforeAll(async () => {
   await requireDocker();
   await ensureTestImages();
   await removeProject(`sundeck-${SLUG}`, { volumes: true });
-  expect(
-    (await runCli(["init", "--config", config, "--data-dir", join(dir, "data"), "--apps-dir", join(dir, "apps")])).code,
-  ).toBe(0);
-  expect(
-    (await runCli(["users", "create", "--config", config, "--username", "ops", "--password", "ops-password", "--role", "admin"]))
-      .code,
-  ).toBe(0);
-  key = (await runCli(["apikey", "create", "--config", config, "--username", "ops", "--name", "test"])).stdout.trim();
+  ({ config, key } = await initConfig(dir));
 });
 afterAll(async () => {
   await server?.stop();
@@ -40,7 +25,7 @@ afterAll(async () => {
 
 describe("kill -9 during a deploy", () => {
   it("converges after a restart: the interrupted deploy is run again", async () => {
-    server = await startBinary(["--config", config], { env });
+    server = await startBinary(["--config", config], { env: SERVE_ENV });
     const api = new Client(server.url, { bearer: key });
     const port = await freePort();
     // the healthcheck passes only after a few seconds, so the deploy is still stabilising when we kill
@@ -66,7 +51,7 @@ describe("kill -9 during a deploy", () => {
     server.proc.kill("SIGKILL");
     await server.proc.exited;
 
-    server = await startBinary(["--config", config], { env });
+    server = await startBinary(["--config", config], { env: SERVE_ENV });
     const again = new Client(server.url, { bearer: key });
     const app = await until(
       async () => {

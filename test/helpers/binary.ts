@@ -17,6 +17,23 @@ export const SERVE_ENV: Readonly<Record<string, string>> = {
   SUNDECK_RATELIMIT_BURST: "100000",
 };
 
+/**
+ * A server config made by `init` in `dir` (data and apps below it) with an admin user `ops` and an API key of theirs,
+ * as an operator sets one up: the config path and the key.
+ */
+export async function initConfig(dir: string): Promise<{ config: string; key: string }> {
+  const config = resolve(dir, "config.yaml");
+  const init = await runCli(["init", "--config", config, "--data-dir", resolve(dir, "data"), "--apps-dir", resolve(dir, "apps")]);
+  if (init.code !== 0) throw new Error(`init failed: ${init.stderr}`);
+  const user = await runCli(["users", "create", "--config", config, "--username", "ops", "--role", "admin"], {
+    env: { SUNDECK_PASSWORD: "ops-password-123" },
+  });
+  if (user.code !== 0) throw new Error(`users create failed: ${user.stderr}`);
+  const key = await runCli(["apikey", "create", "--config", config, "--username", "ops", "--name", "test"]);
+  if (key.code !== 0) throw new Error(`apikey create failed: ${key.stderr}`);
+  return { config, key: key.stdout.trim() };
+}
+
 /** The binary's path; fails loudly when it has not been built (tests never skip for that). */
 export function binary(): string {
   if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run \`bun run build\` first (bun run test does)`);
