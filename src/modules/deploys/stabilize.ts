@@ -25,14 +25,32 @@ export interface Expectation {
 
 export type Stability = { ok: true } | { ok: false; error: string };
 
-async function lastLines(engine: Engine, id: string, n = 5): Promise<string> {
-  const out: string[] = [];
+/** Longest last-output text kept in an error; its end (where the cause usually is) is what is kept. */
+const LAST_OUTPUT_MAX = 600;
+
+/**
+ * A container's last lines, oldest first, for an error: `; last output: a | b`. Docker copies stdout and stderr in
+ * separate goroutines, so two lines written an instant apart can be logged in the other order; each line's read time
+ * puts them back (lines without a time, which Docker does not send when asked for them, go first).
+ */
+export async function lastLines(engine: Engine, id: string, n = 5): Promise<string> {
+  const out: Array<{ at: [number, number]; line: string }> = [];
   try {
-    for await (const l of engine.logs(id, { tail: n, follow: false })) out.push(l.line);
+    for await (const l of engine.logs(id, { tail: n, follow: false })) out.push({ at: instant(l.ts), line: l.line });
   } catch {
     return "";
   }
-  return out.length ? `; last output: ${out.join(" | ").slice(0, 600)}` : "";
+  if (!out.length) return "";
+  out.sort((a, b) => a.at[0] - b.at[0] || a.at[1] - b.at[1]);
+  const text = out.map((l) => l.line).join(" | ");
+  return `; last output: ${text.length > LAST_OUTPUT_MAX ? `…${text.slice(-LAST_OUTPUT_MAX)}` : text}`;
+}
+
+/** An RFC 3339 time (nine fraction digits at most, as Docker writes them) as [unix seconds, nanoseconds]; [0, 0] without one. */
+function instant(ts: string | null): [number, number] {
+  const m = ts ? /^(.+T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(.*)$/.exec(ts) : null;
+  const s = m ? Date.parse(`${m[1]}${m[3]}`) : Number.NaN;
+  return Number.isNaN(s) ? [0, 0] : [s / 1000, Number((m![2] ?? "").padEnd(9, "0"))];
 }
 
 /** Resolves on the next container event of the project (or never); call again for the next one. */
