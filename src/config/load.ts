@@ -34,8 +34,8 @@ export function configPath(opts: Pick<LoadOptions, "path" | "env">): { path: str
   return { path: DEFAULT_CONFIG_PATH, explicit: false };
 }
 
-/** Environment variables and the dotted key each sets, with its type. */
-const ENV_KEYS: Record<string, [string, "string" | "int" | "list" | "bool"]> = {
+/** Environment variables and the dotted key each sets, with its type (docs/configuration.md lists each). */
+export const ENV_KEYS: Record<string, [string, "string" | "int" | "list" | "bool"]> = {
   SUNDECK_DATA_DIR: ["data_dir", "string"],
   SUNDECK_APPS_DIR: ["apps_dir", "string"],
   SUNDECK_LISTEN_ADDR: ["listen_addr", "string"],
