@@ -179,17 +179,7 @@ export function describeDbRoundTrip(spec: DbRoundTrip): DbRoundTripApp {
   const project = `sundeck-${slug}`;
   let s: TestServer;
   let s3: S3Server;
-  const containerOf = async (service: string) =>
-    (
-      await dockerOk(
-        "ps",
-        "-q",
-        "--filter",
-        `label=com.docker.compose.project=${project}`,
-        "--filter",
-        `label=com.docker.compose.service=${service}`,
-      )
-    ).trim();
+  const containerOf = (service: string) => serviceContainer(project, service, { running: true });
   const execIn =
     (service: string): ServiceExec =>
     async (cmd, env = []) =>
@@ -277,6 +267,34 @@ export function describeDbRoundTrip(spec: DbRoundTrip): DbRoundTripApp {
     }
   });
   return { slug, server: () => s, exec: execIn };
+}
+
+/** The id of compose project `project`'s container of `service` (`running`: only a running one). */
+export const serviceContainer = async (project: string, service: string, o: { running?: boolean } = {}) =>
+  (
+    await dockerOk(
+      "ps",
+      o.running ? "-q" : "-aq",
+      "--filter",
+      `label=com.docker.compose.project=${project}`,
+      "--filter",
+      `label=com.docker.compose.service=${service}`,
+    )
+  ).trim();
+
+/** Create a config of app `slug` from `body`, run it now and wait for the run; returns the config's id and the run. */
+export async function backUpNow(
+  s: TestServer,
+  slug: string,
+  body: Record<string, unknown>,
+): Promise<{ configId: number; run: any }> {
+  const c = await s.root.post(`/api/apps/${slug}/backups/configs`, body);
+  expect(c.status).toBe(201);
+  const r = await s.root.post(`/api/backups/configs/${c.json.id}/run`);
+  expect(r.status).toBe(202);
+  await s.ctx.backups.waitRun(c.json.id);
+  const run = (await s.root.get(`/api/apps/${slug}/backups/runs`)).json.find((x: any) => x.id === r.json.run_id);
+  return { configId: c.json.id, run };
 }
 
 /** The S3 part of a backup target on `s3`. */

@@ -18,6 +18,8 @@ export interface ServiceContainers {
   find(slug: string, service: string, o?: { stopped?: boolean }): Promise<BackupContainer>;
   /** The running containers of an app service (every replica). */
   running?(slug: string, service: string): Promise<BackupContainer[]>;
+  /** One container of every service of the app (a running replica first, else the first), inspected. */
+  perService?(slug: string): Promise<BackupContainer[]>;
   /** A container of the app by name (upload-restore's `container`), running or not. */
   byName(slug: string, name: string): Promise<BackupContainer>;
   /** Run `sh -c cmd` in the container: exit code and the tail of its output. */
@@ -82,6 +84,17 @@ export function createServiceContainers(docker: DockerHandle, _runner?: CommandR
       const list = await e.containers({ project: projectName(slug) });
       const ids = list.filter((c) => c.service === service && c.state === "running").map((c) => c.id);
       return Promise.all(ids.map(async (id) => toBackupContainer(await e.inspect(id))));
+    },
+    async perService(slug) {
+      const e = engine();
+      const list = (await e.containers({ project: projectName(slug) })).sort((a, b) => (a.number ?? 0) - (b.number ?? 0));
+      const pick = new Map<string, (typeof list)[number]>();
+      for (const c of list) {
+        if (!c.service) continue;
+        const had = pick.get(c.service);
+        if (!had || (had.state !== "running" && c.state === "running")) pick.set(c.service, c);
+      }
+      return Promise.all([...pick.values()].map(async (c) => toBackupContainer(await e.inspect(c.id))));
     },
     async byName(slug, name) {
       const e = engine();

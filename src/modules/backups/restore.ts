@@ -14,7 +14,7 @@ import { iso } from "../../lib/time";
 import type { Actor } from "../activity/model";
 import type { Activity } from "../activity/service";
 import { gunzipCapped, peek } from "./archive/gunzip";
-import { checkedTar, vetArchive } from "./archive/vet";
+import { checkedTar, type TarEntry, vetArchive } from "./archive/vet";
 import { type BackupDeps, specOf } from "./deps";
 import type { RestoreRow, RunRow } from "./repo";
 import { firstFile } from "./strategies/run";
@@ -189,6 +189,8 @@ export interface RestorePlan {
   expect?: Expected | null;
   /** A temp file to remove when done (uploads). */
   temp?: string;
+  /** A volume upload of one mount's files at the archive's root: that mount's destination (`RestoreControl.mount`). */
+  mount?: string;
 }
 
 /** Build the restorer. */
@@ -216,10 +218,13 @@ export function createRestorer(d: BackupDeps & { activity: Activity }) {
     };
   };
 
-  /** Vet a tar archive in full (a refusal is a 400 naming the entry); says whether it is a tar. */
-  const vet = async (strategy: string, open: Opener): Promise<boolean> => {
+  /**
+   * Vet a tar archive in full (a refusal is a 400 naming the entry), showing `onEntry` each accepted entry; says
+   * whether it is a tar.
+   */
+  const vet = async (strategy: string, open: Opener, onEntry?: (e: TarEntry) => void): Promise<boolean> => {
     if (!(await isTar(strategy, open, d.maxRestoreBytes))) return false;
-    await vetArchive(await open(), { maxBytes: d.maxRestoreBytes });
+    await vetArchive(await open(), { maxBytes: d.maxRestoreBytes, onEntry });
     return true;
   };
 
@@ -289,7 +294,7 @@ export function createRestorer(d: BackupDeps & { activity: Activity }) {
           bytes = n;
         },
       );
-      await p.strategy.restore(p.container, data, { signal });
+      await p.strategy.restore(p.container, data, { signal, mount: p.mount });
       const got = src ? await src.finish() : null;
       if (got && want && !same(got, want)) throw changed(got, want, true);
     } catch (e) {

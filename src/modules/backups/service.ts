@@ -19,6 +19,8 @@ import type { RestoreRow, RunRow } from "./repo";
 import { createRestorer, needsStop, type Opener, RETRY_AFTER_S, STOP_STRATEGIES } from "./restore";
 import { createRunner } from "./runner";
 import { createScheduler } from "./scheduler";
+import { volumeShape, volumeUpload } from "./strategies/volume-layout";
+import { uploadTarget } from "./upload-target";
 
 /** Interrupted work is recorded with this error. */
 export const INTERRUPTED = "interrupted: the server stopped";
@@ -296,14 +298,15 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
         if (!fields.strategy) throw badRequest("strategy is required");
         const strategy = strategyOf(fields.strategy);
         const open: Opener = async () => Bun.file(temp).stream();
-        // the archive is judged before anything else is touched: a hostile one is a 400 naming its entry
-        await restorer.vet(strategy.id, open);
+        // the archive is judged before anything else is touched: a hostile one is a 400 naming its entry; a volume
+        // archive's names say its layout, judged against the container's mounts once it is known
+        const shape = strategy.id === "volume" ? volumeShape() : null;
+        await restorer.vet(strategy.id, open, shape?.add);
         const container = fields.container
           ? await d.containers.byName(slug, fields.container)
-          : await d.containers.find(slug, serviceFor(slug, strategy.id), { stopped: needsStop(strategy) }).catch((e) => {
-              throw e instanceof HttpError ? e : conflict((e as Error).message);
-            });
-        const row = restorer.start({ slug, strategy, container, runId: null, open, temp }, release, actor);
+          : await uploadTarget(d, slug, strategy.id, needsStop(strategy));
+        const { mount } = shape ? volumeUpload(shape.shape, container) : {};
+        const row = restorer.start({ slug, strategy, container, runId: null, open, temp, mount }, release, actor);
         started = true;
         return { restore_id: row.id };
       } finally {
@@ -343,22 +346,6 @@ export function createBackups(d: BackupDeps & { activity: Activity; sweepLocal?:
       }
     },
   };
-
-  /** The service an upload without `container` goes to: the one config or detection of that strategy. */
-  function serviceFor(slug: string, strategy: string): string {
-    const fromConfigs = [
-      ...new Set(
-        d.repo
-          .configs(slug)
-          .filter((c) => c.strategy === strategy)
-          .map((c) => c.service ?? ""),
-      ),
-    ];
-    if (fromConfigs.length === 1) return fromConfigs[0];
-    throw badRequest(
-      `container is required: the app has ${fromConfigs.length ? "several services" : "no config"} with strategy ${strategy}`,
-    );
-  }
 }
 
 /** The service's type (`ctx.backups`). */

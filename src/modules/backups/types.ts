@@ -25,6 +25,15 @@ export interface OpControl {
   progress?: (bytes: number) => void;
 }
 
+/** What a restore is told besides progress and cancellation. */
+export interface RestoreControl extends OpControl {
+  /**
+   * A volume upload that holds one mount's files at its root (`tar -C DIR -c .`): the destination of the mount the
+   * whole archive is extracted into. Unset: Sundeck's own layout, one top-level directory per mount.
+   */
+  mount?: string;
+}
+
 /** One strategy: dump a service's data as a stream, and restore it from one. */
 export interface Strategy {
   id: BackupStrategy;
@@ -33,7 +42,7 @@ export interface Strategy {
   /** The data as a stream (uncompressed; the runner gzips). Errors surface as a stream error. */
   dump(c: BackupContainer, ctl: OpControl): Promise<ReadableStream<Uint8Array>>;
   /** Restore from an uncompressed stream (already vetted when it is a tar). */
-  restore(c: BackupContainer, data: ReadableStream<Uint8Array>, ctl: OpControl): Promise<void>;
+  restore(c: BackupContainer, data: ReadableStream<Uint8Array>, ctl: RestoreControl): Promise<void>;
 }
 
 /** What a target wrote: its key, size and sha256 of the stored bytes. */

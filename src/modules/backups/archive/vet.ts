@@ -30,6 +30,8 @@ export interface VetOptions {
   gzip?: "auto" | boolean;
   /** Most tar bytes (after gunzip) read before refusing: config `backups.max_restore_bytes`. */
   maxBytes: number;
+  /** Called with each accepted entry in order (`vetArchive`): what a strategy judges the archive's layout by. */
+  onEntry?: (e: TarEntry) => void;
 }
 
 /**
@@ -57,7 +59,12 @@ async function tarStream(src: ReadableStream<Uint8Array>, opts: VetOptions): Pro
  * Read `src` through the reader; after the end-of-archive marker the rest is still
  * read (and counted against the cap) so a gzip trailer is checked, and its bytes ignored.
  */
-async function drive(src: ReadableStream<Uint8Array>, tar: TarReader, owned: boolean): Promise<void> {
+async function drive(
+  src: ReadableStream<Uint8Array>,
+  tar: TarReader,
+  owned: boolean,
+  onEntry?: (e: TarEntry) => void,
+): Promise<void> {
   const reader = src.getReader();
   const pause = fairness();
   try {
@@ -66,7 +73,8 @@ async function drive(src: ReadableStream<Uint8Array>, tar: TarReader, owned: boo
       if (done) break;
       tar.push(value);
       // entries are not kept: an archive of millions of empty files must not grow a list
-      tar.take();
+      const { entries } = tar.take();
+      if (onEntry) for (const e of entries) onEntry(e);
       if (owned) release(value);
       await pause();
     }
@@ -86,7 +94,7 @@ export async function vetArchive(src: ReadableStream<Uint8Array>, opts: VetOptio
   const [head, rest] = opts.gzip === undefined || opts.gzip === "auto" ? await peek(src, 2) : [null, src];
   const gzip = head ? head[0] === 0x1f && head[1] === 0x8b : opts.gzip === true;
   // the inflated chunks are this pass's own (a plain tar's chunks are the caller's, and stay untouched)
-  await drive(gzip ? gunzipCapped(rest, opts.maxBytes) : collecting(rest), tar, gzip);
+  await drive(gzip ? gunzipCapped(rest, opts.maxBytes) : collecting(rest), tar, gzip, opts.onEntry);
   return { entries: tar.count, bytes: tar.bytes };
 }
 

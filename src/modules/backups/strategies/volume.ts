@@ -7,11 +7,12 @@
  * Restore (`needsStop`): each top-level directory is extracted into its mount's destination with PUT archive while
  * the service is stopped. Extraction writes over what is there: files created after the backup stay (the archive
  * endpoint cannot delete). A directory in the archive that no mount of the service matches fails the restore before
- * anything is written for it; mounts the archive does not mention are left alone.
+ * anything is written for it; mounts the archive does not mention are left alone. An upload that holds one mount's
+ * files at its root (`ctl.mount`, told apart in volume-layout.ts) is extracted whole into that mount.
  */
 import { posix } from "node:path";
 import { collector } from "../archive/gunzip";
-import type { BackupContainer, OpControl } from "../types";
+import type { BackupContainer, OpControl, RestoreControl } from "../types";
 import { type AppStrategy, metered, progress, requireStopped, type StrategyDeps, StrategyError } from "./run";
 import { END_OF_ARCHIVE, entryHeader, padding, readTar, streamOf, tarEntries } from "./tar";
 
@@ -81,9 +82,15 @@ export function volumeStrategy(deps: StrategyDeps): AppStrategy {
       }
       return streamOf(all());
     },
-    async restore(c: BackupContainer, data: ReadableStream<Uint8Array>, ctl: OpControl) {
+    async restore(c: BackupContainer, data: ReadableStream<Uint8Array>, ctl: RestoreControl) {
       await requireStopped(engine, c, "volume");
       const byKey = new Map(volumeMounts(c).map((m) => [m.key, m.destination]));
+      if (ctl.mount !== undefined) {
+        if (![...byKey.values()].includes(ctl.mount))
+          throw new StrategyError(`volume restore: ${ctl.mount} is no mount of ${c.name}`);
+        // names are relative to the mount (`./a`), vetted as they stream: the engine extracts them in place
+        return engine.putArchive(c.id, ctl.mount, metered(data, ctl), ctl.signal);
+      }
       let current: { key: string; writer: WritableStreamDefaultWriter<Uint8Array>; done: Promise<void> } | null = null;
       const finish = async () => {
         if (!current) return;

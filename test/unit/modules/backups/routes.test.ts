@@ -20,6 +20,12 @@ let outsider: Client;
 const volume = fakeStrategy("volume");
 const postgres = fakeStrategy("postgres");
 const containers = fakeContainers();
+// a volume upload's layout is judged against the container's mounts: the app's containers have one at /data
+const named = containers.byName;
+containers.byName = async (slug, name) => ({
+  ...(await named(slug, name)),
+  mounts: [{ type: "volume", name: "data", source: "/var/lib/docker/volumes/data/_data", destination: "/data" }],
+});
 
 const local = (over: Record<string, unknown> = {}) => ({
   strategy: "postgres",

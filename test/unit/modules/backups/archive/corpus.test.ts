@@ -8,6 +8,7 @@ import { describe, expect, it } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { ArchiveRefused, checkedTar, vetArchive } from "../../../../../src/modules/backups/archive/vet";
+import { volumeShape } from "../../../../../src/modules/backups/strategies/volume-layout";
 import { concat, END, gnuLong, gzip, header, member, pax, paxRaw, streamOf, tar } from "../../../../helpers/tar-corpus";
 import { tempDir } from "../../../../helpers/tmp";
 
@@ -411,6 +412,26 @@ describe.each([
     expect((error as ArchiveRefused).rule).toBe(c.rule);
     // a prefix of the archive that stops at the end of the benign entry: not one byte of the hostile one
     expect(bytes.length).toBeLessThanOrEqual(BENIGN.length + (c.passes ?? 0));
+    expect(bytes).toEqual(whole.subarray(0, bytes.length));
+  });
+});
+
+// a root-level archive (`tar -C dir -c .`) is vetted the same, its layout gathered as it is read (and used only when
+// the whole archive was accepted)
+const ROOT = concat(member({ name: "./", type: "5" }), member({ name: "./benign.txt" }, "fine\n"));
+
+describe.each([
+  ["tar", (b: Uint8Array) => b],
+  ["tar.gz", gzip],
+])("hostile %s in a root-level archive", (_kind, encode) => {
+  it.each(CASES)("refuses it with the layout gathered, passing on nothing of it: $what", async (c) => {
+    const { add } = volumeShape();
+    const whole = c.raw ? concat(ROOT, ...c.parts) : tar(ROOT, ...c.parts);
+    const e = await refusal(vetArchive(streamOf(encode(whole), 1000), { maxBytes: CAP, onEntry: add }));
+    expect({ entry: e.entry, rule: e.rule }).toEqual({ entry: c.entry, rule: c.rule });
+    const { bytes, error } = await drain(checkedTar(streamOf(encode(whole), 333), { maxBytes: CAP }));
+    expect((error as ArchiveRefused).rule).toBe(c.rule);
+    expect(bytes.length).toBeLessThanOrEqual(ROOT.length + (c.passes ?? 0));
     expect(bytes).toEqual(whole.subarray(0, bytes.length));
   });
 });
