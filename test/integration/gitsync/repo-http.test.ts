@@ -213,7 +213,7 @@ describe("fetch and local-wins pull", () => {
     const other = otherClone(bare);
     await other.commitAndPush({ "web/docker-compose.yml": "services:\n  web:\n    image: caddy\n" }, "Use caddy");
     const remoteSha = await other.commitAndPush({ "web/sundeck.yml": null, "api/docker-compose.yml": "services: {}\n" }, "More");
-    expect(await repo.fetch()).toEqual({ behindBy: 2, aheadBy: 0, remoteSha });
+    expect(await repo.fetch()).toEqual({ behindBy: 2, aheadBy: 0, remoteSha, skipped: [] });
     const r = await repo.pullLocalWins();
     expect(r).toMatchObject({ conflicts: [], refused: [], head: remoteSha, merged: false });
     expect(r.applied.sort()).toEqual(["api/docker-compose.yml", "web/docker-compose.yml", "web/sundeck.yml"]);
@@ -222,7 +222,7 @@ describe("fetch and local-wins pull", () => {
     expect(() => statSync(join(apps, "web/sundeck.yml"))).toThrow();
     // the files it must never touch are still there
     expect(readFileSync(join(apps, "web/data/app.sqlite"), "latin1")).toContain("secret rows");
-    expect(await repo.fetch()).toEqual({ behindBy: 0, aheadBy: 0, remoteSha });
+    expect(await repo.fetch()).toEqual({ behindBy: 0, aheadBy: 0, remoteSha, skipped: [] });
     expect(await repo.commit("all", "Nothing", AUTHOR)).toBeNull();
   });
 
@@ -233,7 +233,7 @@ describe("fetch and local-wins pull", () => {
     await repo.commit("all", "One", AUTHOR);
     writeFiles(apps, { "web/.env": "A=2\n" });
     await repo.commit("all", "Two", AUTHOR);
-    expect(await repo.fetch()).toEqual({ behindBy: 0, aheadBy: 2, remoteSha: sha });
+    expect(await repo.fetch()).toEqual({ behindBy: 0, aheadBy: 2, remoteSha: sha, skipped: [] });
     expect(await repo.pullLocalWins()).toMatchObject({ applied: [], conflicts: [], merged: false });
   });
 

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { GitSyncError } from "./errors";
 import { gitFs as fs, type loadGit, type RepoPaths } from "./igit";
+import type { GitLimits } from "./limits";
 import { isSafePath, lstatRel, scanFiles } from "./paths";
 import { type Entry, type FlatTree, readFlat, sameEntry, writeFlat } from "./trees";
 import type { Author } from "./types";
@@ -22,6 +23,7 @@ export interface Local {
   tracking: string;
   allowed: (path: string) => boolean;
   maxDepth: number;
+  limits: GitLimits;
 }
 
 /** A path the policy admits and that is safe to name. */
@@ -81,7 +83,7 @@ export async function commitPaths(
     if (bad !== undefined) throw new GitSyncError("not_allowed", `${bad} is not a file git sync may commit`);
   }
   const head = await resolveRef(l, l.ref);
-  const before = await readFlat(l.paths, head);
+  const before = await readFlat(l.paths, head, l.limits);
   const next: FlatTree = new Map(before);
   const changed: string[] = [];
   let candidates = which as string[];

@@ -1,44 +1,64 @@
 /**
  * The local-wins pull: plan the merge of the fetched remote branch (merge.ts), let `vet` refuse incoming files, write
  * the accepted ones to the work tree, then fast-forward or make a merge commit (parents: local, remote) so the next
- * push is a fast-forward. Works on what the last fetch brought.
+ * push is a fast-forward. Works on what the last fetch brought. What the remote sent is read by the bounded walk:
+ * an unsafe entry is skipped, a file over the size limit keeps the local content, and a remote commit that cannot be
+ * judged whole brings none of its changes (the merge keeps the local tree), so syncing goes on either way and the
+ * remote's bad entries never reach our commits.
  */
+import { mergeBase } from "./graph";
 import { gitFs as fs } from "./igit";
-import { type Local, readWork, resolveRef, syncIndex, workFiles } from "./local";
+import { deadline } from "./limits";
+import { type Local, managed, readWork, resolveRef, syncIndex, workFiles } from "./local";
 import { type MergePlan, planLocalWins } from "./merge";
+import { readBounded } from "./objects";
+import { readSkipped, size } from "./pack-ingest";
 import { removeRel, writeRel } from "./paths";
-import { type FlatTree, readBlob, readFlat, sameEntry, treeOf, writeFlat } from "./trees";
+import { type Refusal, readCommitInfo, walkCommit } from "./tree-walk";
+import { type FlatTree, isRegular, sameEntry, writeFlat } from "./trees";
 import type { Author, IncomingChange, PullOptions, PullResult } from "./types";
 
 /** Bring `refs/remotes/origin/<branch>` into the branch and the work tree, the local side winning conflicts. */
-export async function pullLocalWins(l: Local, opts: PullOptions = {}): Promise<PullResult> {
-  const { git, paths } = l;
+export async function pullLocalWins(l: Local, opts: PullOptions & { deadline?: import("./limits").Deadline } = {}) {
+  const { git, paths, limits } = l;
+  const d = opts.deadline ?? deadline(limits.cycleTimeoutMs, (what) => new Error(`git sync ran out of time ${what}`));
   const local = await resolveRef(l, l.ref);
   const remote = await resolveRef(l, l.tracking);
-  const none: PullResult = { applied: [], conflicts: [], refused: [], ignored: [], head: local, merged: false };
+  const none: PullResult = { applied: [], conflicts: [], refused: [], ignored: [], skipped: [], head: local, merged: false };
   if (!remote || remote === local) return none;
-  const bases = local ? await git.findMergeBase({ fs, gitdir: paths.gitdir, oids: [local, remote] }) : [];
-  const base: string | null = bases[0] ?? null;
+  const base = await mergeBase(paths, local, remote, limits);
   if (base === remote) return none;
 
-  const [baseTree, localTree, remoteTree] = await Promise.all([
-    readFlat(paths, base),
-    readFlat(paths, local),
-    readFlat(paths, remote),
-  ]);
+  const [baseW, localW, remoteW] = [
+    await walkCommit(paths.gitdir, base, limits, d),
+    await walkCommit(paths.gitdir, local, limits, d),
+    await walkCommit(paths.gitdir, remote, limits, d),
+  ];
+  const skipped: Refusal[] = [...remoteW.refusals];
+  const baseTree = baseW.problem ? new Map() : baseW.tree;
+  const localTree = localW.problem ? new Map() : localW.tree;
+  // a remote commit that cannot be judged whole changes nothing: as if it kept the base
+  let remoteTree: FlatTree = remoteW.tree;
+  if (remoteW.problem) {
+    skipped.push({ path: `commit ${remote.slice(0, 12)}`, reason: `not applied: ${remoteW.problem}` });
+    remoteTree = new Map(baseTree);
+  }
+  const contents = await keepOutUnreadable(l, baseTree, remoteTree, skipped);
+
   const work = await readWork(l, new Set([...workFiles(l), ...baseTree.keys(), ...localTree.keys(), ...remoteTree.keys()]));
   const plan = planLocalWins({ base: baseTree, local: localTree, remote: remoteTree, work, allowed: l.allowed });
-  const refused = await vetPlan(l, plan, opts, localTree);
+  const refused = await vetPlan(plan, opts, localTree, contents);
 
   for (const w of plan.writes) {
-    if (w.entry) writeRel(paths.dir, w.path, await readBlob(paths, w.entry.oid), w.entry.mode === "100755");
+    if (w.entry) writeRel(paths.dir, w.path, contents.get(w.entry.oid)!, w.entry.mode === "100755");
     else removeRel(paths.dir, w.path);
   }
 
   const mergedTree = await writeFlat(paths, plan.merged);
   let head: string;
   let merged = false;
-  if ((base === local || !local) && mergedTree === (await treeOf(paths, remote))) {
+  const remoteInfo = await readCommitInfo(paths.gitdir, remote, limits);
+  if ((base === local || !local) && !remoteW.problem && mergedTree === remoteInfo?.tree) {
     await git.writeRef({ fs, gitdir: paths.gitdir, ref: l.ref, value: remote, force: true });
     head = remote;
   } else {
@@ -57,14 +77,52 @@ export async function pullLocalWins(l: Local, opts: PullOptions = {}): Promise<P
     plan.merged,
     [...touched].filter((p) => !sameEntry(localTree.get(p), plan.merged.get(p))),
   );
-  return { applied: plan.writes.map((w) => w.path), conflicts: plan.conflicts, refused, ignored: plan.ignored, head, merged };
+  return {
+    applied: plan.writes.map((w) => w.path),
+    conflicts: plan.conflicts,
+    refused,
+    ignored: plan.ignored,
+    skipped,
+    head,
+    merged,
+  };
+}
+
+/**
+ * Read every file the remote changed at a managed path, within the file limit; one over it, or missing (skipped by
+ * the fetch), is reported and taken out of the remote side (as if unchanged), so the local content stays. The
+ * contents read, by id, for the writes.
+ */
+async function keepOutUnreadable(l: Local, base: FlatTree, remote: FlatTree, skipped: Refusal[]) {
+  const contents = new Map<string, Uint8Array>();
+  let why: Record<string, string> | null = null;
+  for (const [p, e] of [...remote]) {
+    if (!managed(l, p) || !isRegular(e) || sameEntry(e, base.get(p)) || contents.has(e.oid)) continue;
+    const found = await readBounded(l.paths.gitdir, e.oid, l.limits.maxBlobBytes);
+    if (found.kind === "ok" && found.type === "blob") {
+      contents.set(e.oid, found.content);
+      continue;
+    }
+    why ??= readSkipped(l.paths.gitdir);
+    const reason =
+      found.kind === "too_big"
+        ? `${size(found.size)}, over the ${size(l.limits.maxBlobBytes)} file limit (git_sync.max_file_bytes)`
+        : `not fetched (${why[e.oid] ?? "missing from the remote's pack"})`;
+    skipped.push({ path: p, reason: `${reason}: local content kept` });
+    const b = base.get(p);
+    if (b) remote.set(p, b);
+    else remote.delete(p);
+  }
+  return contents;
 }
 
 /** Ask `vet` about the writes; refused ones leave the plan (the local entry goes back into the merge tree). */
-async function vetPlan(l: Local, plan: MergePlan, opts: PullOptions, localTree: FlatTree) {
+async function vetPlan(plan: MergePlan, opts: PullOptions, localTree: FlatTree, contents: Map<string, Uint8Array>) {
   if (!opts.vet || !plan.writes.length) return [];
-  const changes: IncomingChange[] = [];
-  for (const w of plan.writes) changes.push({ path: w.path, content: w.entry ? await readBlob(l.paths, w.entry.oid) : null });
+  const changes: IncomingChange[] = plan.writes.map((w) => ({
+    path: w.path,
+    content: w.entry ? contents.get(w.entry.oid)! : null,
+  }));
   const refused = (await opts.vet(changes)).filter((r) => plan.writes.some((w) => w.path === r.path));
   const no = new Set(refused.map((r) => r.path));
   plan.writes = plan.writes.filter((w) => !no.has(w.path));
@@ -78,7 +136,6 @@ async function vetPlan(l: Local, plan: MergePlan, opts: PullOptions, localTree: 
 
 /** The author of a merge commit when the caller names none: whoever made the local branch's last commit. */
 async function lastAuthor(l: Local, local: string | null): Promise<Author> {
-  if (!local) return { name: "sundeck", email: "sundeck@localhost" };
-  const { commit } = await l.git.readCommit({ fs, gitdir: l.paths.gitdir, oid: local });
-  return { name: commit.author.name, email: commit.author.email };
+  const info = local ? await readCommitInfo(l.paths.gitdir, local, l.limits) : null;
+  return info?.author ?? { name: "sundeck", email: "sundeck@localhost" };
 }

@@ -9,6 +9,7 @@ import { GitSyncError } from "./errors";
 import { aheadBehind } from "./graph";
 import { httpTransport } from "./http-transport";
 import { gitFs as fs, loadGit, type RepoPaths } from "./igit";
+import { DEFAULT_LIMITS, deadline } from "./limits";
 import { commitPaths, type Local, resolveRef } from "./local";
 import { SerialQueue } from "./lock";
 import { pullLocalWins } from "./pull";
@@ -16,6 +17,8 @@ import { parseRemote } from "./remote";
 import { sshTransport } from "./ssh-transport";
 import { DEFAULT_TIMEOUT_MS, type Transport } from "./transport";
 import type { GitRepo, OpenOptions, RemoteState } from "./types";
+
+const timedOut = (what: string) => new GitSyncError("timeout", `git sync ran out of time ${what}`);
 
 const BRANCH = /^(?!-)(?!.*\.\.)(?!.*\/$)[A-Za-z0-9._/-]+$/;
 
@@ -33,6 +36,7 @@ export async function openRepo(o: OpenOptions): Promise<GitRepo> {
     tracking: `refs/remotes/origin/${branch}`,
     allowed: o.allowed,
     maxDepth: o.maxDepth ?? 2,
+    limits: o.limits ?? DEFAULT_LIMITS,
   };
 
   mkdirSync(o.workTree, { recursive: true, mode: 0o700 });
@@ -47,7 +51,9 @@ export async function openRepo(o: OpenOptions): Promise<GitRepo> {
 
   const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const transport: Transport =
-    spec.transport === "ssh" ? sshTransport(paths, spec, o.auth, timeoutMs) : httpTransport(paths, spec, o.auth, timeoutMs);
+    spec.transport === "ssh"
+      ? sshTransport(paths, spec, o.auth, timeoutMs, l.limits)
+      : httpTransport(paths, spec, o.auth, timeoutMs, l.limits);
   const queue = new SerialQueue();
 
   return {
@@ -87,11 +93,12 @@ export async function openRepo(o: OpenOptions): Promise<GitRepo> {
         return { sha: head };
       }),
 
-    fetch: () =>
+    fetch: (within) =>
       queue.run(async () => {
-        const remoteSha = await transport.fetch(branch);
-        const { ahead, behind } = await aheadBehind(paths, await resolveRef(l, l.ref), remoteSha);
-        return { behindBy: behind, aheadBy: ahead, remoteSha };
+        const d = within ?? deadline(Math.min(timeoutMs, l.limits.cycleTimeoutMs), timedOut);
+        const { tip, skipped } = await transport.fetch(branch, d);
+        const { ahead, behind } = await aheadBehind(paths, await resolveRef(l, l.ref), tip, l.limits);
+        return { behindBy: behind, aheadBy: ahead, remoteSha: tip, skipped };
       }),
 
     pullLocalWins: (opts) => queue.run(() => pullLocalWins(l, opts)),

@@ -1,15 +1,21 @@
 /**
- * SSH remotes through the system `git` (isomorphic-git has no SSH transport). The child gets a minimal environment
- * (no inherited GIT_* variables, no user or system git config, no prompts, hooks off, only the ssh protocol allowed)
- * and an ssh command that uses ssh_key_path alone and pins the host key at first contact (accept-new) in a
- * known_hosts file of ours, so a later change of host key is refused rather than trusted.
+ * SSH remotes (isomorphic-git has no SSH transport): refs and fetches by our own bounded upload-pack client over
+ * `ssh <host> git-upload-pack '<path>'` (fetch-pack.ts: the remote's objects never reach the system git unbounded),
+ * pushes through the system `git`. Both get a minimal environment (no inherited GIT_* variables, no user or system
+ * git config, no prompts, hooks off, only the ssh protocol allowed) and an ssh command that uses ssh_key_path alone
+ * and pins the host key at first contact (accept-new) in a known_hosts file of ours, so a later change of host key
+ * is refused rather than trusted.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { GitSyncError, sshError } from "./errors";
+import { type Fetched, fetchBranch, listed, type UploadPackConnection } from "./fetch-pack";
 import type { RepoPaths } from "./igit";
+import { DEFAULT_LIMITS, type Deadline, deadline as deadlineOf, type GitLimits } from "./limits";
+import { FLUSH, PktReader } from "./pkt-line";
 import type { RemoteSpec } from "./remote";
 import type { RemoteAuth, RemoteRef, Transport } from "./transport";
+import { readAdvertisement } from "./upload-pack";
 
 const SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -39,8 +45,104 @@ export function sshCommand(auth: Extract<RemoteAuth, { kind: "ssh" }>, timeoutMs
   return opts.join(" ");
 }
 
+/** Where an SSH remote points: what ssh connects to, and the repository path git-upload-pack is given. */
+export function sshTarget(url: string): { host: string; port: string | null; user: string | null; path: string } {
+  if (/^ssh:\/\//i.test(url)) {
+    const u = new URL(url);
+    const path = decodeURIComponent(u.pathname);
+    // ssh://host/~user/repo names a home directory, as git reads it
+    return {
+      host: u.hostname.replace(/^\[|\]$/g, ""),
+      port: u.port || null,
+      user: u.username ? decodeURIComponent(u.username) : null,
+      path: path.startsWith("/~") ? path.slice(1) : path,
+    };
+  }
+  const m = /^(?:([^@/:\s]+)@)?(\[[0-9a-fA-F:.]+\]|[^@/:\s]+):(.+)$/.exec(url)!;
+  return { host: m[2]!.replace(/^\[|\]$/g, ""), port: null, user: m[1] ?? null, path: m[3]! };
+}
+
+/** Stderr kept from ssh for the error message. */
+const MAX_STDERR = 8192;
+
+/** One upload-pack exchange over ssh: one process, the advertisement, then one request on its stdin. */
+function sshConnection(
+  remote: RemoteSpec,
+  auth: Extract<RemoteAuth, { kind: "ssh" }>,
+  env: Record<string, string>,
+  deadline: Deadline,
+): UploadPackConnection {
+  const where = remote.where;
+  const t = sshTarget(remote.url);
+  const args = [...(t.port ? ["-p", t.port] : []), t.user ? `${t.user}@${t.host}` : t.host, `git-upload-pack ${shq(t.path)}`];
+  mkdirSync(dirname(auth.knownHostsPath), { recursive: true, mode: 0o700 });
+  const proc = Bun.spawn(["sh", "-c", `${sshCommand(auth, deadline.left())} "$@"`, "sh", ...args], {
+    env,
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+    // its own process group, so the deadline kills ssh and whatever it started
+    detached: true,
+  });
+  const kill = () => {
+    try {
+      process.kill(-proc.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  };
+  const timer = setTimeout(kill, deadline.left());
+  let stderr = "";
+  const errDone = (async () => {
+    for await (const c of proc.stderr as ReadableStream<Uint8Array>) {
+      if (stderr.length < MAX_STDERR) stderr += new TextDecoder().decode(c);
+    }
+  })().catch(() => {});
+  const reader = new PktReader(proc.stdout as ReadableStream<Uint8Array>, where);
+  /** An ssh failure reads better from its stderr than from a broken stream. */
+  const mapped = async (e: unknown) => {
+    if (deadline.left() === 0)
+      return new GitSyncError("timeout", `${where} did not answer within ${Math.round(deadline.ms / 1000)} s`);
+    await Promise.race([proc.exited, Bun.sleep(2000)]);
+    await errDone;
+    return stderr.trim() ? sshError(stderr, where) : e;
+  };
+  return {
+    async advertisement() {
+      try {
+        return await readAdvertisement(reader, where, false);
+      } catch (e) {
+        throw await mapped(e);
+      }
+    },
+    async request(body) {
+      proc.stdin.write(body);
+      await proc.stdin.end();
+      return reader;
+    },
+    close() {
+      clearTimeout(timer);
+      try {
+        // no request: a flush ends the exchange cleanly
+        proc.stdin.write(FLUSH);
+        void proc.stdin.end();
+      } catch {
+        // stdin already closed after a request
+      }
+      setTimeout(kill, 5000).unref?.();
+      void proc.exited.then(() => kill());
+    },
+  };
+}
+
 /** A Transport for an SSH remote (`ssh://` or `user@host:path`). */
-export function sshTransport(paths: RepoPaths, remote: RemoteSpec, auth: RemoteAuth, timeoutMs: number): Transport {
+export function sshTransport(
+  paths: RepoPaths,
+  remote: RemoteSpec,
+  auth: RemoteAuth,
+  timeoutMs: number,
+  limits: GitLimits = DEFAULT_LIMITS,
+): Transport {
   if (auth.kind !== "ssh")
     throw new GitSyncError("unsupported_remote", "an SSH remote needs ssh_key_path (or the system default key), not a token");
   const where = remote.where;
@@ -56,6 +158,8 @@ export function sshTransport(paths: RepoPaths, remote: RemoteSpec, auth: RemoteA
     GIT_SSH_COMMAND: sshCommand(auth, timeoutMs),
   };
   if (!auth.keyPath && process.env.SSH_AUTH_SOCK) env.SSH_AUTH_SOCK = process.env.SSH_AUTH_SOCK;
+  const expired = (what: string) =>
+    new GitSyncError("timeout", `${where} did not finish ${what} within ${Math.round(timeoutMs / 1000)} s`);
 
   const run = async (args: string[]) => {
     mkdirSync(dirname(auth.knownHostsPath), { recursive: true, mode: 0o700 });
@@ -98,28 +202,17 @@ export function sshTransport(paths: RepoPaths, remote: RemoteSpec, auth: RemoteA
 
   return {
     async listRefs(): Promise<RemoteRef[]> {
-      const r = await run(["ls-remote", "origin"]);
-      if (r.code !== 0) throw sshError(r.stderr, where);
-      return r.stdout
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => {
-          const [oid, ref] = line.split("\t");
-          return { oid: oid!, ref: ref! };
-        })
-        .filter((r) => r.ref !== "HEAD" && !r.ref.endsWith("^{}"));
+      const conn = sshConnection(remote, auth, env, deadlineOf(timeoutMs, expired));
+      try {
+        return listed(await conn.advertisement());
+      } finally {
+        conn.close();
+      }
     },
 
-    async fetch(branch: string): Promise<string | null> {
-      const tracking = `refs/remotes/origin/${branch}`;
-      const r = await run(["fetch", "--no-tags", "--no-write-fetch-head", "origin", `+refs/heads/${branch}:${tracking}`]);
-      if (r.code !== 0) {
-        if (!/couldn't find remote ref/i.test(r.stderr)) throw sshError(r.stderr, where);
-        await run(["update-ref", "-d", tracking]);
-        return null;
-      }
-      const head = await run(["rev-parse", "--verify", "-q", tracking]);
-      return head.code === 0 ? head.stdout.trim() : null;
+    fetch(branch: string, d?: Deadline): Promise<Fetched> {
+      const dl = d ?? deadlineOf(timeoutMs, expired);
+      return fetchBranch(sshConnection(remote, auth, env, dl), { gitdir: paths.gitdir, branch, limits, deadline: dl, where });
     },
 
     async push(branch: string): Promise<void> {

@@ -1,4 +1,6 @@
 /** The network half of a repository: what HTTP(S) and SSH remotes both offer. Local work stays in isomorphic-git. */
+import type { Fetched } from "./fetch-pack";
+import type { Deadline } from "./limits";
 
 /** One ref the remote advertises. */
 export interface RemoteRef {
@@ -10,8 +12,11 @@ export interface RemoteRef {
 export interface Transport {
   /** Every branch and tag the remote advertises (HEAD and peeled tags left out). */
   listRefs(): Promise<RemoteRef[]>;
-  /** Fetch `branch` into `refs/remotes/origin/<branch>`; its sha, or null when the remote has no such branch. */
-  fetch(branch: string): Promise<string | null>;
+  /**
+   * Fetch `branch` into `refs/remotes/origin/<branch>`, every object bounded (limits.ts): its tip (null when the
+   * remote has no such branch) and the objects skipped. Within `deadline` when given.
+   */
+  fetch(branch: string, deadline?: Deadline): Promise<Fetched>;
   /** Push the local `branch` to the remote branch of the same name; never forced. */
   push(branch: string): Promise<void>;
 }

@@ -1,5 +1,8 @@
-/** Git trees as flat maps (`path -> {oid, mode}`), read from and written to the object store with isomorphic-git. */
+/** Git trees as flat maps (`path -> {oid, mode}`): read by the bounded walk, written with isomorphic-git. */
 import { gitFs as fs, loadGit, type RepoPaths } from "./igit";
+import { deadline, type GitLimits } from "./limits";
+import { readBounded } from "./objects";
+import { walkCommit } from "./tree-walk";
 
 /** One tree entry below the root: a blob (`100644`, `100755`), a symlink (`120000`) or a submodule (`160000`). */
 export interface Entry {
@@ -21,28 +24,18 @@ export function isRegular(e: Entry): boolean {
   return e.mode === "100644" || e.mode === "100755";
 }
 
-/** The flattened tree of a commit (empty for null). */
-export async function readFlat(paths: RepoPaths, commit: string | null): Promise<FlatTree> {
-  const out: FlatTree = new Map();
-  if (!commit) return out;
-  const git = await loadGit();
-  const { commit: c } = await git.readCommit({ fs, gitdir: paths.gitdir, oid: commit });
-  const walk = async (treeOid: string, prefix: string) => {
-    const { tree } = await git.readTree({ fs, gitdir: paths.gitdir, oid: treeOid });
-    for (const e of tree) {
-      const p = prefix ? `${prefix}/${e.path}` : e.path;
-      if (e.type === "tree") await walk(e.oid, p);
-      else out.set(p, { oid: e.oid, mode: e.mode });
-    }
-  };
-  await walk(c.tree, "");
-  return out;
-}
-
-/** The tree oid of a commit. */
-export async function treeOf(paths: RepoPaths, commit: string): Promise<string> {
-  const git = await loadGit();
-  return (await git.readCommit({ fs, gitdir: paths.gitdir, oid: commit })).commit.tree;
+/**
+ * The flattened tree of a commit (empty for null), read by the bounded walk. A tree that cannot be read whole (it
+ * breaks a limit: only a remote's could) reads as empty, so the next commit is built from the work tree alone.
+ */
+export async function readFlat(paths: RepoPaths, commit: string | null, limits: GitLimits): Promise<FlatTree> {
+  const w = await walkCommit(
+    paths.gitdir,
+    commit,
+    limits,
+    deadline(limits.cycleTimeoutMs, (what) => new Error(`timed out ${what}`)),
+  );
+  return w.problem ? new Map() : w.tree;
 }
 
 /** Write a flattened tree (and its subtrees) to the object store; returns the root tree oid. */
@@ -73,8 +66,9 @@ export async function writeFlat(paths: RepoPaths, flat: FlatTree): Promise<strin
   return write(root);
 }
 
-/** Read a blob's bytes. */
-export async function readBlob(paths: RepoPaths, oid: string): Promise<Uint8Array> {
-  const git = await loadGit();
-  return (await git.readBlob({ fs, gitdir: paths.gitdir, oid })).blob;
+/** Read a blob's bytes (within the limits: a file over them is an error here, the pull keeps it out before). */
+export async function readBlob(paths: RepoPaths, oid: string, limits: GitLimits): Promise<Uint8Array> {
+  const found = await readBounded(paths.gitdir, oid, Math.max(limits.maxBlobBytes, limits.maxObjectBytes));
+  if (found.kind !== "ok" || found.type !== "blob") throw new Error(`blob ${oid.slice(0, 12)} cannot be read (${found.kind})`);
+  return found.content;
 }

@@ -1,7 +1,10 @@
 /** The shapes of the repository layer's API (see README.md). */
 import type { GitSyncError } from "./errors";
+import type { Deadline, GitLimits } from "./limits";
+import type { SkippedObject } from "./pack-ingest";
 import type { RemoteSpec } from "./remote";
 import type { RemoteAuth } from "./transport";
+import type { Refusal } from "./tree-walk";
 
 /** Commit author (and committer). */
 export interface Author {
@@ -25,6 +28,8 @@ export interface OpenOptions {
   maxDepth?: number;
   /** Deadline of one network operation (default 120 s). */
   timeoutMs?: number;
+  /** What a remote may cost (limits.ts; the defaults without). */
+  limits?: GitLimits;
 }
 
 /** The remote as seen by `remoteState()`. */
@@ -38,6 +43,8 @@ export interface FetchResult {
   aheadBy: number;
   /** The remote branch's sha, or null when the remote has no such branch. */
   remoteSha: string | null;
+  /** Objects the fetch did not store (over a limit), by id. */
+  skipped: SkippedObject[];
 }
 
 /** A remote file change offered to `vet` before it is written to the work tree (`content` null: deleted). */
@@ -56,6 +63,12 @@ export interface PullResult {
   refused: { path: string; reason: string }[];
   /** Remote changes to paths outside the policy, unsafe names or non-files: never written. */
   ignored: string[];
+  /**
+   * What the remote sent that could not be judged: entries skipped by the tree walk (unsafe or repeated names), files
+   * over the size limit or missing (local content kept), or the remote commit as a whole (a tree over a limit, a
+   * history that cannot be read; then none of its changes is applied and the merge keeps the local tree).
+   */
+  skipped: Refusal[];
   /** The local branch after the pull (null while it has no commits). */
   head: string | null;
   /** A merge commit was made: local has commits the caller should push. */
@@ -87,10 +100,10 @@ export interface GitRepo {
   commit(paths: string[] | "all", message: string, author: Author): Promise<string | null>;
   /** Push the local branch (never forced); non_fast_forward when the remote moved on. */
   push(): Promise<{ sha: string | null }>;
-  /** Fetch the remote branch and count commits on each side. */
-  fetch(): Promise<FetchResult>;
+  /** Fetch the remote branch (within `deadline`, default the cycle limit) and count commits on each side. */
+  fetch(deadline?: Deadline): Promise<FetchResult>;
   /** Bring the fetched remote commits into the branch and work tree, local side winning conflicts. */
-  pullLocalWins(opts?: PullOptions): Promise<PullResult>;
+  pullLocalWins(opts?: PullOptions & { deadline?: Deadline }): Promise<PullResult>;
   /** The local branch's sha (null before the first commit). */
   head(): Promise<string | null>;
   /** Resolves once every operation queued so far has finished (before opening the same git directory anew). */

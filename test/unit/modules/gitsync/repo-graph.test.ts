@@ -5,6 +5,7 @@
 import { describe, expect, it } from "bun:test";
 import { join } from "node:path";
 import { aheadBehind } from "../../../../src/modules/gitsync/repo/graph";
+import { DEFAULT_LIMITS } from "../../../../src/modules/gitsync/repo/limits";
 import { tempDir } from "../../../helpers/tmp";
 
 const SAME_SECOND = "2026-11-27T06:00:00Z";
@@ -47,8 +48,8 @@ describe("aheadBehind", () => {
     const ours = r.commit("ours");
     const theirs = r.commit("theirs on top");
     const paths = { dir: r.dir, gitdir: join(r.dir, ".git") };
-    expect(await aheadBehind(paths, ours, theirs)).toEqual({ ahead: 0, behind: 1 });
-    expect(await aheadBehind(paths, theirs, ours)).toEqual({ ahead: 1, behind: 0 });
+    expect(await aheadBehind(paths, ours, theirs, DEFAULT_LIMITS)).toEqual({ ahead: 0, behind: 1 });
+    expect(await aheadBehind(paths, theirs, ours, DEFAULT_LIMITS)).toEqual({ ahead: 1, behind: 0 });
   });
 
   it("counts both sides of a fork in the same second, the shared history on neither", async () => {
@@ -61,8 +62,8 @@ describe("aheadBehind", () => {
     const right = r.commit("right 1");
     const paths = { dir: r.dir, gitdir: join(r.dir, ".git") };
     expect(left).not.toBe(right);
-    expect(await aheadBehind(paths, left2, right)).toEqual({ ahead: 2, behind: 1 });
-    expect(await aheadBehind(paths, null, right)).toEqual({ ahead: 0, behind: 3 });
-    expect(await aheadBehind(paths, base, base)).toEqual({ ahead: 0, behind: 0 });
+    expect(await aheadBehind(paths, left2, right, DEFAULT_LIMITS)).toEqual({ ahead: 2, behind: 1 });
+    expect(await aheadBehind(paths, null, right, DEFAULT_LIMITS)).toEqual({ ahead: 0, behind: 3 });
+    expect(await aheadBehind(paths, base, base, DEFAULT_LIMITS)).toEqual({ ahead: 0, behind: 0 });
   });
 });

@@ -1,0 +1,92 @@
+/**
+ * Git's pkt-line framing (four hex digits of length, then the payload; `0000` is a flush), read incrementally from a
+ * byte stream whose every length is checked: a remote cannot make a line longer than the format allows or send a
+ * length that is not four hex digits.
+ */
+import { GitSyncError } from "./errors";
+
+/** The largest pkt-line the format allows (65520 bytes, length prefix included). */
+export const MAX_PKT = 65520;
+
+const enc = new TextEncoder();
+
+/** One pkt-line of `text` (a trailing newline is the caller's). */
+export function pkt(text: string | Uint8Array): Uint8Array {
+  const body = typeof text === "string" ? enc.encode(text) : text;
+  const out = new Uint8Array(body.length + 4);
+  out.set(enc.encode((body.length + 4).toString(16).padStart(4, "0")), 0);
+  out.set(body, 4);
+  return out;
+}
+
+/** The flush packet. */
+export const FLUSH = enc.encode("0000");
+
+/** A packet: its payload, or null for a flush (`0000`) or a delimiter (`0001`). */
+export type Packet = Uint8Array | null;
+
+/** Reads pkt-lines from a stream of chunks; `next()` is null at the end of the stream. */
+export class PktReader {
+  private buf = new Uint8Array(0);
+  private done = false;
+  private readonly it: AsyncIterator<Uint8Array>;
+
+  constructor(
+    source: AsyncIterable<Uint8Array>,
+    private readonly where: string,
+  ) {
+    this.it = source[Symbol.asyncIterator]();
+  }
+
+  /** Bytes available without a read, at least `n` unless the stream ended. */
+  private async fill(n: number): Promise<boolean> {
+    while (this.buf.length < n && !this.done) {
+      const r = await this.it.next();
+      if (r.done) {
+        this.done = true;
+        break;
+      }
+      const merged = new Uint8Array(this.buf.length + r.value.length);
+      merged.set(this.buf, 0);
+      merged.set(r.value, this.buf.length);
+      this.buf = merged;
+    }
+    return this.buf.length >= n;
+  }
+
+  private take(n: number): Uint8Array {
+    const out = this.buf.subarray(0, n);
+    this.buf = this.buf.subarray(n);
+    return out;
+  }
+
+  /** The next packet; `undefined` when the stream ended cleanly between packets. */
+  async next(): Promise<Packet | undefined> {
+    if (!(await this.fill(4))) {
+      if (this.buf.length === 0) return undefined;
+      throw this.bad("the stream ended inside a packet length");
+    }
+    const head = new TextDecoder().decode(this.take(4));
+    if (!/^[0-9a-f]{4}$/.test(head)) throw this.bad("a packet length is not four hex digits");
+    const len = Number.parseInt(head, 16);
+    if (len === 0 || len === 1 || len === 2) return null;
+    if (len < 4 || len > MAX_PKT) throw this.bad(`a packet length of ${len} is outside the format`);
+    if (!(await this.fill(len - 4))) throw this.bad("the stream ended inside a packet");
+    return this.take(len - 4).slice();
+  }
+
+  /** Close the underlying stream early. */
+  async cancel(): Promise<void> {
+    await this.it.return?.();
+  }
+
+  private bad(why: string): GitSyncError {
+    return new GitSyncError("failed", `the remote ${this.where} sent a malformed answer (${why})`);
+  }
+}
+
+/** A packet's text without its trailing newline. */
+export function pktText(p: Uint8Array): string {
+  const t = new TextDecoder().decode(p);
+  return t.endsWith("\n") ? t.slice(0, -1) : t;
+}
