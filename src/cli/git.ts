@@ -35,6 +35,7 @@ export function statusLines(s: GitSyncStatus, now = Date.now()): string[] {
     lines.push(`behind by: ${s.behind_by} (apply them with: sundeck git apply-pending)`);
   if (s.last_error) lines.push(`last error: ${s.last_error}`);
   for (const c of s.conflicts ?? []) lines.push(`conflict: ${conflictText(c)}`);
+  for (const k of s.skipped ?? []) lines.push(`skipped from the remote: ${k.path}: ${k.reason}`);
   return lines;
 }
 

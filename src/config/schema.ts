@@ -74,6 +74,15 @@ const GitSync = T.Object(
     auto_push_enabled: T.Boolean(),
     auto_apply_enabled: T.Boolean(),
     webhook_enabled: T.Boolean(),
+    // what a remote may cost (src/modules/gitsync/repo/limits.ts): everything it sends is bounded before it is read
+    max_pack_bytes: count(1024 * 1024, 2 ** 40),
+    max_objects: count(100, 100_000_000),
+    max_file_bytes: count(1024, 1024 ** 3),
+    max_object_bytes: count(64 * 1024, 1024 ** 3),
+    max_tree_entries: count(10, 10_000_000),
+    max_tree_depth: count(2, 256),
+    max_paths: count(100, 100_000_000),
+    cycle_timeout: duration(),
   },
   { additionalProperties: false },
 );
@@ -212,6 +221,14 @@ export function defaults(): Config {
       auto_push_enabled: true,
       auto_apply_enabled: true,
       webhook_enabled: true,
+      max_pack_bytes: 64 * 1024 * 1024,
+      max_objects: 100_000,
+      max_file_bytes: 1024 * 1024,
+      max_object_bytes: 4 * 1024 * 1024,
+      max_tree_entries: 10_000,
+      max_tree_depth: 16,
+      max_paths: 100_000,
+      cycle_timeout: "120s",
     },
   };
 }
@@ -282,6 +299,8 @@ export function validateConfig(cfg: unknown): asserts cfg is Config {
         `must be a multiple of the next finer tier's resolution (${finer.text})`,
       );
   });
+  if (parseDuration(c.git_sync.cycle_timeout)! < 10_000)
+    throw new ConfigError("git_sync.cycle_timeout", "must be at least 10s (the network and the pack walk need time)");
   if (c.git_sync.enabled && !c.git_sync.remote) throw new ConfigError("git_sync.remote", "is required when git_sync is enabled");
   const remote = c.git_sync.remote ? classifyRemote(c.git_sync.remote) : null;
   if (remote && "problem" in remote) throw new ConfigError("git_sync.remote", remote.problem);

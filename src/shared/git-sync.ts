@@ -35,6 +35,17 @@ export interface GitSyncStatus {
   /** A sync or apply running now, when the server says so. */
   running?: boolean;
   conflicts?: GitSyncConflict[];
+  /**
+   * What the last cycle did not take from the remote, and why: entries with unsafe names, files over the size limit,
+   * objects over a limit, or a remote commit as a whole (a tree bomb); syncing went on without them.
+   */
+  skipped?: GitSyncSkipped[];
+}
+
+/** One thing the last cycle left out of what the remote sent. */
+export interface GitSyncSkipped {
+  path: string;
+  reason: string;
 }
 
 /** GET /api/git/config, and the PUT body without `source` (secrets: the mask keeps, "" clears, a value sets). */
@@ -54,6 +65,15 @@ export interface GitSyncConfig {
   auto_push_enabled: boolean;
   auto_apply_enabled: boolean;
   webhook_enabled: boolean;
+  /** What a remote may cost (servers that have them; see docs/configuration.md). */
+  max_pack_bytes?: number;
+  max_objects?: number;
+  max_file_bytes?: number;
+  max_object_bytes?: number;
+  max_tree_entries?: number;
+  max_tree_depth?: number;
+  max_paths?: number;
+  cycle_timeout?: string;
 }
 
 /** The config response: where the values in force come from (stored at runtime, or the server's file). */

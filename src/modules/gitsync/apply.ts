@@ -15,7 +15,7 @@ import { checkRemoteCompose } from "./files/compose-check";
 import { applyImport } from "./files/import-apply";
 import { planImport } from "./files/import-plan";
 import { ImportRefused, readImport } from "./files/import-read";
-import type { Author, GitRepo, IncomingChange } from "./repo";
+import type { Author, Deadline, GitRepo, IncomingChange, Refusal } from "./repo";
 
 /** What an apply did, for the status and the cycle. */
 export interface ApplyOutcome {
@@ -26,6 +26,8 @@ export interface ApplyOutcome {
   deployed: string[];
   /** The pull made a merge commit, or the import changed state: there is something to commit and push. */
   changed: boolean;
+  /** What the pull left out of the remote's commits (unsafe entries, oversized files, a commit as a whole). */
+  skipped: Refusal[];
 }
 
 /** Alert history kinds of what git sync records there. */
@@ -61,11 +63,11 @@ function history(ctx: Ctx, kind: string, slug: string | null, subject: string, m
 }
 
 /** Pull the fetched remote commits into apps_dir, local winning, and make the result live. */
-export async function applyRemote(ctx: Ctx, repo: GitRepo, author: Author): Promise<ApplyOutcome> {
+export async function applyRemote(ctx: Ctx, repo: GitRepo, author: Author, deadline?: Deadline): Promise<ApplyOutcome> {
   const appsDir = ctx.config.apps_dir;
   const log = ctx.logs.logger("gitsync");
   const held = new Map<string, () => void>();
-  const out: ApplyOutcome = { conflicts: [], problems: [], deployed: [], changed: false };
+  const out: ApplyOutcome = { conflicts: [], problems: [], deployed: [], changed: false, skipped: [] };
   const actor = gitSyncActor(author.name === "sundeck" ? "git-sync" : `git-sync (${author.name})`);
 
   // sees every incoming change before any is written: compose and .env of an app must pass the deploy checks
@@ -92,8 +94,9 @@ export async function applyRemote(ctx: Ctx, repo: GitRepo, author: Author): Prom
   };
 
   try {
-    const r = await repo.pullLocalWins({ author, vet });
+    const r = await repo.pullLocalWins({ author, vet, deadline });
     out.changed = r.merged;
+    out.skipped = r.skipped;
     const now = iso(ctx.clock.now());
     for (const path of r.conflicts) {
       const message = `git sync conflict: ${path} was changed here and on the remote; the local version was kept`;

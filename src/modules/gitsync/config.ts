@@ -12,6 +12,7 @@ import { parseDuration } from "../../lib/duration";
 import { badRequest } from "../../lib/errors";
 import { type Clock, iso } from "../../lib/time";
 import { GIT_SECRET_MASK, type GitSyncConfig, type GitSyncConfigView } from "../../shared/git-sync";
+import type { GitLimits } from "./repo/limits";
 
 /** The `git_sync` block. */
 export type GitSyncSettings = Config["git_sync"];
@@ -34,6 +35,20 @@ export interface GitSyncConfigStore {
    * it, and return the values before and after.
    */
   put(body: Partial<GitSyncConfig>): { before: GitSyncSettings; after: GitSyncSettings };
+}
+
+/** The bounds on what the remote may cost, from the configuration in force. */
+export function limitsOf(c: GitSyncSettings): GitLimits {
+  return {
+    maxPackBytes: c.max_pack_bytes,
+    maxObjects: c.max_objects,
+    maxBlobBytes: c.max_file_bytes,
+    maxObjectBytes: c.max_object_bytes,
+    maxTreeEntries: c.max_tree_entries,
+    maxTreeDepth: c.max_tree_depth,
+    maxPaths: c.max_paths,
+    cycleTimeoutMs: parseDuration(c.cycle_timeout) ?? 120_000,
+  };
 }
 
 /** Mask the secrets of a config (for responses and activity snapshots). */

@@ -7,8 +7,9 @@ import type { Ctx } from "../../context";
 import type { PendingEntry } from "../activity/sync";
 import { type ApplyOutcome, applyRemote } from "./apply";
 import type { GitSyncSettings } from "./config";
+import { limitsOf } from "./config";
 import { writeExport } from "./files/write";
-import { type Author, type GitRepo, GitSyncError } from "./repo";
+import { type Author, deadline, type GitRepo, GitSyncError, type Refusal } from "./repo";
 import type { SyncStatus } from "./status";
 
 /** What a cycle is asked to do. */
@@ -20,6 +21,8 @@ export interface CycleRequest {
 }
 
 const MAX_LISTED = 30;
+/** Lines of the process log one cycle writes about what it skipped (the status lists up to 50). */
+const MAX_SKIP_LOG = 20;
 
 /** The commit message: a subject and the changes it carries, one per line. */
 export function commitMessage(entries: PendingEntry[], subject?: string): string {
@@ -85,13 +88,30 @@ export async function runCycle(d: CycleDeps, req: CycleRequest): Promise<void> {
   const ids = entries.map((e) => e.id);
   let behindBy = 0;
   let applied: ApplyOutcome | null = null;
+  const limits = limitsOf(cfg);
+  const within = deadline(
+    limits.cycleTimeoutMs,
+    (what) =>
+      new GitSyncError(
+        "timeout",
+        `the sync cycle ran out of time (${Math.round(limits.cycleTimeoutMs / 1000)} s, git_sync.cycle_timeout) ${what}`,
+      ),
+  );
+  const skipped: Refusal[] = [];
+  const fetched = async () => {
+    const f = await repo.fetch(within);
+    for (const o of f.skipped)
+      skipped.push({ path: o.oid ? `object ${o.oid.slice(0, 12)}` : "an object", reason: `${o.type} not fetched: ${o.reason}` });
+    return f;
+  };
   try {
     writeExport(ctx, ctx.config.apps_dir);
     let committed = await repo.commit("all", commitMessage(entries), author);
     let ahead = committed !== null || status.state === "error";
 
     const apply = async () => {
-      applied = await applyRemote(ctx, repo, author);
+      applied = await applyRemote(ctx, repo, author, within);
+      skipped.push(...applied.skipped);
       behindBy = 0;
       // the import recorded entries and changed state: export it back and commit, so the push carries the merge
       writeExport(ctx, ctx.config.apps_dir);
@@ -101,7 +121,7 @@ export async function runCycle(d: CycleDeps, req: CycleRequest): Promise<void> {
     };
 
     if (req.fetch || req.apply) {
-      const f = await repo.fetch();
+      const f = await fetched();
       behindBy = f.behindBy;
       if (f.aheadBy > 0) ahead = true;
       if (behindBy > 0 && (cfg.auto_apply_enabled || req.apply)) await apply();
@@ -114,7 +134,7 @@ export async function runCycle(d: CycleDeps, req: CycleRequest): Promise<void> {
       } catch (e) {
         if (!(e instanceof GitSyncError) || e.code !== "non_fast_forward") throw e;
         // the remote moved on: bring its commits in (when allowed), then push the merge
-        const f = await repo.fetch();
+        const f = await fetched();
         behindBy = f.behindBy;
         if (!(cfg.auto_apply_enabled || req.apply)) {
           // fetch-only: the entries wait (pending) until apply-pending
@@ -139,5 +159,15 @@ export async function runCycle(d: CycleDeps, req: CycleRequest): Promise<void> {
     log.warn("git sync cycle failed", { error: message, detail: e instanceof GitSyncError ? e.detail : (e as Error).stack });
     ctx.activity.sync.markFailed(ids, message);
     status.failed(message);
+  } finally {
+    reportSkipped(skipped, status, log);
   }
+}
+
+/** What the cycle left out: on the status (the last cycle's list) and in the process log. */
+function reportSkipped(skipped: Refusal[], status: SyncStatus, log: ReturnType<Ctx["logs"]["logger"]>) {
+  status.skipped(skipped);
+  for (const s of skipped.slice(0, MAX_SKIP_LOG))
+    log.warn("git sync skipped what the remote sent", { path: s.path, reason: s.reason });
+  if (skipped.length > MAX_SKIP_LOG) log.warn("git sync skipped more", { count: skipped.length - MAX_SKIP_LOG });
 }

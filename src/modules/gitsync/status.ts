@@ -6,11 +6,13 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../../db";
 import { settings } from "../../db/schema";
 import { type Clock, iso } from "../../lib/time";
-import type { GitSyncConflict, GitSyncState, GitSyncStatus } from "../../shared/git-sync";
+import type { GitSyncConflict, GitSyncSkipped, GitSyncState, GitSyncStatus } from "../../shared/git-sync";
 
 const KEY = "git_sync_status";
 /** The conflicts a status lists (the newest; alert history keeps them all). */
 const MAX_CONFLICTS = 20;
+/** What a status lists of the last cycle's skipped entries (the process log has every one). */
+export const MAX_SKIPPED = 50;
 
 /** What is saved: the wire status plus the remote (URL and branch) whose history the local branch shares. */
 interface Saved {
@@ -21,6 +23,7 @@ interface Saved {
   state: GitSyncState;
   behind_by: number;
   conflicts: GitSyncConflict[];
+  skipped: GitSyncSkipped[];
   bound_to: string | null;
 }
 
@@ -36,6 +39,7 @@ export function createStatus(db: Db, clock: Clock) {
       state: "disabled",
       behind_by: 0,
       conflicts: [],
+      skipped: [],
       bound_to: null,
     };
     return row ? { ...base, ...(JSON.parse(row.value) as Partial<Saved>) } : base;
@@ -66,6 +70,7 @@ export function createStatus(db: Db, clock: Clock) {
         last_error: enabled ? s.last_error : null,
         running: enabled && running,
         conflicts: enabled ? s.conflicts : [],
+        skipped: enabled ? s.skipped : [],
       };
     },
     get state() {
@@ -117,9 +122,14 @@ export function createStatus(db: Db, clock: Clock) {
       s = { ...s, last_error: message };
       save();
     },
+    /** What the cycle that just ran left out of what the remote sent (replaces the last cycle's). */
+    skipped(list: GitSyncSkipped[]) {
+      s = { ...s, skipped: list.slice(0, MAX_SKIPPED) };
+      save();
+    },
     /** Git sync was turned off, or pointed elsewhere. */
     reset(disabled: boolean) {
-      s = { ...s, state: disabled ? "disabled" : "in_sync", behind_by: 0, last_error: null, conflicts: [] };
+      s = { ...s, state: disabled ? "disabled" : "in_sync", behind_by: 0, last_error: null, conflicts: [], skipped: [] };
       save();
     },
   };

@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import type { Ctx } from "../../context";
 import { parseDuration } from "../../lib/duration";
-import type { GitSyncSettings } from "./config";
+import { type GitSyncSettings, limitsOf } from "./config";
 import { attach, type CycleRequest, runCycle } from "./cycle";
 import { allowed } from "./files/paths";
 import { type GitRepo, GitSyncError, openRepo } from "./repo";
@@ -50,6 +50,7 @@ export function createWorker(d: WorkerDeps) {
           auth: authFor(cfg, ctx.config.data_dir),
           branch: cfg.branch,
           allowed,
+          limits: limitsOf(cfg),
         });
       } catch (e) {
         status.failed(e instanceof GitSyncError ? e.message : `git sync cannot open its repository: ${(e as Error).message}`);

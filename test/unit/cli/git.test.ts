@@ -29,6 +29,11 @@ describe("statusLines", () => {
     expect(lines).toContain("conflict: blog/.env: both changed");
   });
 
+  test("what the last cycle skipped from the remote is listed, with why", () => {
+    const lines = statusLines(status({ skipped: [{ path: "..", reason: "skipped: an unsafe name" }] }), NOW);
+    expect(lines).toContain("skipped from the remote: ..: skipped: an unsafe name");
+  });
+
   test("a failed attempt after the last sync is shown with its time", () => {
     const lines = statusLines(
       status({ state: "error", last_error: "cannot reach git.example.com", last_attempt_at: "2026-11-27T06:04:00Z" }),

@@ -91,6 +91,7 @@ export function GitSyncPage() {
   const s = status.data;
   const banner = s ? behindText(s) : null;
   const conflicts = s?.conflicts ?? [];
+  const skipped = s?.skipped ?? [];
 
   return (
     <>
@@ -138,6 +139,25 @@ export function GitSyncPage() {
               </ul>
             </>
           )}
+        </section>
+      )}
+      {s?.enabled && skipped.length > 0 && (
+        <section class="card" aria-labelledby="git-skipped-title">
+          <h2 id="git-skipped-title">Skipped from the remote</h2>
+          <p class="hint">
+            The last sync left these out of what the remote sent (unsafe names, files over the size limit, a commit that breaks a
+            limit) and went on without them; local content was kept. Remove them from the remote.
+          </p>
+          <ul class="alert-entries" aria-label="Skipped from the remote">
+            {skipped.map((k, i) => (
+              <li key={`${k.path}-${i}`} class="alert-entry">
+                <span class="badge warn">skipped</span>
+                <span class="alert-entry-main">
+                  <code>{k.path}</code>: {k.reason}
+                </span>
+              </li>
+            ))}
+          </ul>
         </section>
       )}
       {admin && <GitSettings cfg={cfg} onSaved={() => void status.reload()} />}
