@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { type RunningBinary, startBinary } from "../helpers/binary";
 import { firstRunSetup, openDashboard, pageCall, pageFetch, unlabeledControls, watchPage } from "../helpers/dashboard";
-import { type GitServer, otherClone, remoteFile, remoteLog, startGitServer } from "../helpers/git-server";
+import { type GitServer, hostileWriter, otherClone, remoteFile, remoteLog, startGitServer } from "../helpers/git-server";
 import { until } from "../helpers/http";
 import { tempDir } from "../helpers/tmp";
 
@@ -208,6 +208,22 @@ describe("dashboard git sync", () => {
       expect(await stateBadge(page).textContent()).toBe("conflict (local state kept)");
       // local won: the remote ends up with ours
       await until(() => remoteFile(bare, "_global.yml").includes("threshold: 15"), { timeout: 20_000, what: "ours pushed" });
+    },
+    STEP_MS,
+  );
+
+  test(
+    "a hostile remote commit: the page lists what was skipped, and sync goes on",
+    async () => {
+      const w = hostileWriter(bare);
+      w.commitWith([{ mode: "40000", name: "..", oid: w.dirWith("escape.yml", "x: 1\n") }], "a hostile entry");
+      await page.getByRole("button", { name: "Sync now" }).click();
+      const list = page.getByRole("list", { name: "Skipped from the remote" });
+      await list.getByRole("listitem").filter({ hasText: "skipped: an unsafe name" }).waitFor({ timeout: 30_000 });
+      expect(await list.getByRole("listitem").first().locator("code").textContent()).toBe("..");
+      await until(async () => (await stateBadge(page).textContent()) !== "error", { timeout: 5_000, what: "no error" });
+      if (process.env.SUNDECK_SHOTS)
+        await page.screenshot({ path: `${process.env.SUNDECK_SHOTS}/git-skipped.png`, fullPage: true });
     },
     STEP_MS,
   );

@@ -51,6 +51,62 @@ export function git(args: string[], opts: { cwd?: string; env?: Record<string, s
   return p.stdout.toString();
 }
 
+/** One entry of a raw tree object. */
+export interface RawEntry {
+  mode: string;
+  name: string;
+  oid: string;
+}
+
+/**
+ * Objects made as a hostile pusher makes them, written straight into a bare repository (`--literally`: no checks,
+ * and nothing on the way in fsck's them): raw trees with any names, in any order, and commits moving its branch.
+ */
+export function hostileWriter(bare: string, branch = "main") {
+  const run = (args: string[], input?: Uint8Array) => {
+    const p = Bun.spawnSync(["git", "--git-dir", bare, ...args], { env: gitEnv(), stdin: input, stdout: "pipe", stderr: "pipe" });
+    if (p.exitCode !== 0) throw new Error(`git ${args.join(" ")} failed: ${p.stderr.toString()}`);
+    return p.stdout.toString().trim();
+  };
+  const object = (type: string, bytes: Uint8Array) => run(["hash-object", "-t", type, "--literally", "-w", "--stdin"], bytes);
+  const tree = (entries: RawEntry[]) =>
+    object(
+      "tree",
+      Buffer.concat(entries.map((e) => Buffer.concat([Buffer.from(`${e.mode} ${e.name}\0`), Buffer.from(e.oid, "hex")]))),
+    );
+  return {
+    object,
+    tree,
+    /** A blob of `content`. */
+    blob: (content: string | Uint8Array) => object("blob", typeof content === "string" ? Buffer.from(content) : content),
+    /** A blob of a file on disk (a sparse file stays cheap: git hashes and compresses it). */
+    blobOfFile: (path: string) => run(["hash-object", "-w", path]),
+    /** A tree holding one file. */
+    dirWith: (name: string, content: string) => tree([{ mode: "100644", name, oid: object("blob", Buffer.from(content)) }]),
+    /** The entries of the branch's root tree. */
+    rootEntries(): RawEntry[] {
+      return run(["ls-tree", branch])
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => {
+          const [meta, name] = l.split("\t");
+          const [mode, , oid] = meta!.split(" ");
+          return { mode: mode === "040000" ? "40000" : mode!, name: name!, oid: oid! };
+        });
+    },
+    /** Commit the branch's root with `extra` entries added (and entries named in `drop` taken out); the commit's id. */
+    commitWith(extra: RawEntry[], message: string, drop: string[] = []): string {
+      return this.commit(tree([...this.rootEntries().filter((e) => !drop.includes(e.name)), ...extra]), message);
+    },
+    /** Commit `treeOid` on top of the branch and move the branch there, as a push would; the commit's id. */
+    commit(treeOid: string, message: string): string {
+      const sha = run(["commit-tree", treeOid, "-p", branch, "-m", message]);
+      run(["update-ref", `refs/heads/${branch}`, sha]);
+      return sha;
+    },
+  };
+}
+
 /** Every path in `ref` of a bare repository (empty when the ref does not exist). */
 export function remotePaths(bare: string, ref = "main"): string[] {
   const p = Bun.spawnSync(["git", "--git-dir", bare, "ls-tree", "-r", "--name-only", ref], {

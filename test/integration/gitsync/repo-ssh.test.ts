@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { GitSyncError, openRepo, type RemoteAuth } from "../../../src/modules/gitsync/repo";
 import {
   git,
+  hostileWriter,
   otherClone,
   remoteFile,
   remoteLog,
@@ -74,7 +75,7 @@ describe.skipIf(!haveSshd && !process.env.CI)("SSH remote (system git, OpenSSH s
     expect(remoteFile(bare, "web/.env")).toBe("PORT=81\n");
 
     const remoteSha = await otherClone(bare).commitAndPush({ "_global.yml": "users: [bob]\n" }, "Remote edit");
-    expect(await repo.fetch()).toEqual({ behindBy: 1, aheadBy: 0, remoteSha });
+    expect(await repo.fetch()).toEqual({ behindBy: 1, aheadBy: 0, remoteSha, skipped: [] });
     const r = await repo.pullLocalWins();
     expect(r).toMatchObject({ applied: ["_global.yml"], conflicts: [], head: remoteSha });
     expect(readFileSync(join(apps, "_global.yml"), "utf8")).toBe("users: [bob]\n");
@@ -128,6 +129,46 @@ describe.skipIf(!haveSshd && !process.env.CI)("SSH remote (system git, OpenSSH s
     const closed = await open(`ssh://${sshd.user}@127.0.0.1:${port}/x.git`);
     const b = await closed.repo.remoteState();
     expect(b.reachable ? null : b.error.message).toBe(`cannot reach 127.0.0.1:${port} (connection refused)`);
+  });
+
+  it("fetches a hostile commit (a `..` entry, a 200 MiB file) bounded, skips both, and pushes a merge without them", async () => {
+    const bare = bareRepo();
+    const { repo, apps } = await open(sshd.url(bare));
+    await repo.firstPush("Initial state", AUTHOR);
+    const w = hostileWriter(bare);
+    const sparse = join(tempDir(), "big");
+    Bun.spawnSync(["truncate", "-s", "200M", sparse]);
+    const web = w.rootEntries().find((e) => e.name === "web")!;
+    const webTree = git(["--git-dir", bare, "ls-tree", web.oid])
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => {
+        const [meta, name] = l.split("\t");
+        const [mode, , oid] = meta!.split(" ");
+        return { mode: mode!, name: name!, oid: name === "docker-compose.yml" ? w.blobOfFile(sparse) : oid! };
+      });
+    w.commit(
+      w.tree([
+        ...w.rootEntries().filter((e) => e.name !== "web"),
+        { mode: "40000", name: "web", oid: w.tree(webTree) },
+        { mode: "40000", name: "..", oid: w.dirWith("x.yml", "x\n") },
+        { mode: "40000", name: "api", oid: w.dirWith(".env", "FROM=remote\n") },
+      ]),
+      "hostile",
+    );
+    const f = await repo.fetch();
+    expect(f.behindBy).toBe(1);
+    expect(f.skipped).toEqual([expect.objectContaining({ type: "blob", size: 200 * 1024 * 1024 })]);
+    const r = await repo.pullLocalWins();
+    expect(r.merged).toBe(true);
+    expect(r.skipped.map((s) => s.path).sort()).toEqual(["..", "web/docker-compose.yml"]);
+    expect(readFileSync(join(apps, "api/.env"), "utf8")).toBe("FROM=remote\n");
+    expect(readFileSync(join(apps, "web/docker-compose.yml"), "utf8")).toBe(SAMPLE_APPS["web/docker-compose.yml"]);
+    // the push (the system git, walking the remote's tip as what the remote has) goes through, without the bad entries
+    await repo.push();
+    expect(remotePaths(bare)).not.toContain("../x.yml");
+    expect(remoteFile(bare, "web/docker-compose.yml")).toBe(SAMPLE_APPS["web/docker-compose.yml"]);
+    expect(remoteFile(bare, "api/.env")).toBe("FROM=remote\n");
   });
 
   it("gives up on a server that never answers within the deadline", async () => {
