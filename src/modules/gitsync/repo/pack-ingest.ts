@@ -15,6 +15,8 @@ import { deltaSizes, type ObjectType, parseEntryHeader, readBounded, writeLoose 
 const TYPE_NAMES: Record<number, ObjectType> = { 1: "commit", 2: "tree", 3: "blob", 4: "tag" };
 /** Compressed bytes fed to the inflater at a time when streaming (a zlib stream expands at most ~1032:1). */
 const CHUNK = 16 * 1024;
+/** Output of a skipped entry discarded between two garbage collections. */
+const COLLECT_EVERY = 32 * 1024 * 1024;
 /** The skip record kept in the git directory: the newest ids only. */
 const SKIP_FILE = "sundeck-skipped.json";
 const SKIP_KEEP = 1000;
@@ -242,9 +244,16 @@ async function inflateStream(
   let total = 0;
   let ended = false;
   let failure: Error | null = null;
+  let sinceCollect = 0;
   inf.on("data", (d: Buffer) => {
     total += d.length;
     o.onData?.(d);
+    // what is not kept is garbage at once: collect it every 32 MiB rather than when a big heap's GC gets to it
+    sinceCollect += d.length;
+    if (o.keep === 0 && sinceCollect >= COLLECT_EVERY) {
+      sinceCollect = 0;
+      Bun.gc(false);
+    }
     if (o.keep > 0) {
       if (total > o.keep) failure ??= malformed("an entry is larger than its header says");
       else kept.push(d);
