@@ -130,7 +130,7 @@ export async function runCycle(d: CycleDeps, req: CycleRequest): Promise<void> {
     let sha = await repo.head();
     if (cfg.auto_push_enabled && sha) {
       try {
-        if (ahead) sha = (await repo.push()).sha;
+        if (ahead) sha = (await repo.push(within)).sha;
       } catch (e) {
         if (!(e instanceof GitSyncError) || e.code !== "non_fast_forward") throw e;
         // the remote moved on: bring its commits in (when allowed), then push the merge
@@ -142,7 +142,7 @@ export async function runCycle(d: CycleDeps, req: CycleRequest): Promise<void> {
           return;
         }
         await apply();
-        sha = (await repo.push()).sha;
+        sha = (await repo.push(within)).sha;
       }
       if (sha) ctx.activity.sync.markSynced(ids, sha);
     }

@@ -26,6 +26,10 @@ let apps: string;
 let key: string;
 
 let w: ReturnType<typeof hostileWriter>;
+const gitOut = (args: string[]) =>
+  execFileSync("git", ["--git-dir", bare, ...args])
+    .toString()
+    .trim();
 
 const api = (path: string, init: RequestInit = {}) =>
   fetch(`${server.url}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } });
@@ -178,5 +182,17 @@ describe("a hostile remote", () => {
     // and the next local change still goes out
     await ruleReachesRemote("after-bomb");
     expect((await status()).state).toBe("in_sync");
+  });
+
+  it("reads past a flood of 200,000 branches to the one it syncs, memory within 64 MiB", async () => {
+    const tip = gitOut(["rev-parse", "main"]);
+    // sorted before refs/heads/main, as an attacker would name them
+    const lines = Array.from({ length: 200_000 }, (_, i) => `${tip} refs/heads/aaa-${String(i).padStart(6, "0")}`);
+    writeFileSync(join(bare, "packed-refs"), `# pack-refs with: peeled fully-peeled sorted\n${lines.join("\n")}\n`);
+    w.commitWith([{ mode: "40000", name: "demo", oid: w.dirWith(".env", "GREETING=after-the-flood\n") }], "benign", ["demo"]);
+    const { st, grewMiB } = await syncOnce();
+    expect(st.last_error).toBeNull();
+    expect(grewMiB).toBeLessThan(64);
+    expect(readFileSync(join(apps, "demo", ".env"), "utf8")).toBe("GREETING=after-the-flood\n");
   });
 });

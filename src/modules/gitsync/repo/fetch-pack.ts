@@ -16,7 +16,8 @@ import { type Advertisement, MAX_HAVES, receivePack, wantRequest } from "./uploa
 
 /** One upload-pack exchange with the remote: its advertisement, then one request and the answer to read. */
 export interface UploadPackConnection {
-  advertisement(): Promise<Advertisement>;
+  /** The refs, keeping `want` among them however many the remote lists. */
+  advertisement(want?: string): Promise<Advertisement>;
   request(body: Uint8Array): Promise<PktReader>;
   /** End the exchange (after the answer, or instead of a request). */
   close(): void;
@@ -55,7 +56,7 @@ export async function fetchBranch(conn: UploadPackConnection, f: FetchOptions): 
   let skipped: SkippedObject[] = [];
   let tip: string | null;
   try {
-    const adv = await conn.advertisement();
+    const adv = await conn.advertisement(`refs/heads/${o.branch}`);
     tip = adv.refs.find((r) => r.ref === `refs/heads/${o.branch}`)?.oid ?? null;
     if (tip && (await readBounded(o.gitdir, tip, o.limits.maxObjectBytes)).kind !== "ok") {
       const haves = await recentCommits(o.gitdir, o.haveFrom, o.limits);

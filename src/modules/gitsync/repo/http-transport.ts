@@ -13,9 +13,6 @@ import { buildPack, objectsToSend, pushRequest, readReport } from "./send-pack";
 import type { RemoteAuth, RemoteRef, Transport } from "./transport";
 import { readAdvertisement } from "./upload-pack";
 
-/** A ref advertisement larger than this is refused (100,000 refs fit). */
-const MAX_ADVERTISEMENT = 8 * 1024 * 1024;
-
 /** What a receive-pack report may take (a line per ref). */
 const MAX_REPORT = 1024 * 1024;
 
@@ -38,18 +35,19 @@ function httpConnection(
     if (r.status !== 200) throw httpError({ data: { statusCode: r.status }, message: r.statusText }, where);
   };
   return {
-    async advertisement() {
+    async advertisement(want) {
       const r = await httpCall({
         url: `${base}/info/refs?service=${service}`,
         headers: headers({}),
         timeoutMs: deadline.left(),
-        maxBytes: MAX_ADVERTISEMENT,
+        // streamed and kept only in part (readAdvertisement): bounded like a pack
+        maxBytes: limits.maxPackBytes,
         where,
       });
       ok(r);
       if (r.headers.get("content-type") !== `application/x-${service}-advertisement`)
         throw new GitSyncError("failed", `${where} does not speak the git smart HTTP protocol`);
-      return readAdvertisement(new PktReader(r.body, where), where, true, service);
+      return readAdvertisement(new PktReader(r.body, where), where, true, service, want);
     },
     async request(body) {
       const r = await httpCall({
@@ -100,10 +98,10 @@ export function httpTransport(
   };
 
   return {
-    async listRefs(): Promise<RemoteRef[]> {
+    async listRefs(want?: string): Promise<RemoteRef[]> {
       const conn = connect(deadlineOf(timeoutMs, expired));
       try {
-        return listed(await conn.advertisement());
+        return listed(await conn.advertisement(want));
       } catch (e) {
         throw fail(e);
       } finally {
@@ -120,15 +118,15 @@ export function httpTransport(
       }
     },
 
-    async push(branch: string): Promise<void> {
+    async push(branch: string, within?: Deadline): Promise<void> {
       const git = await loadGit();
       const ref = `refs/heads/${branch}`;
       const local = await git.resolveRef({ fs, gitdir: paths.gitdir, ref }).catch(() => null);
       if (!local) return;
-      const d = deadlineOf(timeoutMs, expired);
+      const d = within ?? deadlineOf(timeoutMs, expired);
       const conn = httpConnection(remote, authorization, limits, d, "git-receive-pack");
       try {
-        const adv = await conn.advertisement();
+        const adv = await conn.advertisement(ref);
         const theirs = adv.refs.find((r) => r.ref === ref)?.oid ?? null;
         if (theirs === local) return;
         const pack = await buildPack(paths.gitdir, await objectsToSend(paths.gitdir, local, theirs, limits, d), limits);

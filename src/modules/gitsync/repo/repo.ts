@@ -64,7 +64,7 @@ export async function openRepo(o: OpenOptions): Promise<GitRepo> {
     remoteState: () =>
       queue.run(async (): Promise<RemoteState> => {
         try {
-          const refs = await transport.listRefs();
+          const refs = await transport.listRefs(l.ref);
           return { reachable: true, empty: refs.length === 0, branchSha: refs.find((r) => r.ref === l.ref)?.oid ?? null };
         } catch (e) {
           if (e instanceof GitSyncError) return { reachable: false, error: e };
@@ -86,10 +86,10 @@ export async function openRepo(o: OpenOptions): Promise<GitRepo> {
 
     commit: (which, message, author) => queue.run(() => commitPaths(l, which, message, author)),
 
-    push: () =>
+    push: (within) =>
       queue.run(async () => {
         const head = await resolveRef(l, l.ref);
-        if (head) await transport.push(branch);
+        if (head) await transport.push(branch, within);
         return { sha: head };
       }),
 

@@ -108,9 +108,9 @@ function sshConnection(
     return stderr.trim() ? sshError(stderr, where) : e;
   };
   return {
-    async advertisement() {
+    async advertisement(want) {
       try {
-        return await readAdvertisement(reader, where, false);
+        return await readAdvertisement(reader, where, false, "git-upload-pack", want);
       } catch (e) {
         throw await mapped(e);
       }
@@ -161,7 +161,7 @@ export function sshTransport(
   const expired = (what: string) =>
     new GitSyncError("timeout", `${where} did not finish ${what} within ${Math.round(timeoutMs / 1000)} s`);
 
-  const run = async (args: string[]) => {
+  const run = async (args: string[], ms = timeoutMs) => {
     mkdirSync(dirname(auth.knownHostsPath), { recursive: true, mode: 0o700 });
     const proc = Bun.spawn(
       [
@@ -190,21 +190,21 @@ export function sshTransport(
       } catch {
         // already gone
       }
-    }, timeoutMs);
+    }, ms);
     const [stdout, stderr, code] = await Promise.all([
       new Response(proc.stdout).text(),
       new Response(proc.stderr).text(),
       proc.exited,
     ]).finally(() => clearTimeout(timer));
-    if (timedOut) throw new GitSyncError("timeout", `${where} did not answer within ${Math.round(timeoutMs / 1000)} s`);
+    if (timedOut) throw new GitSyncError("timeout", `${where} did not answer within ${Math.round(ms / 1000)} s`);
     return { stdout, stderr, code };
   };
 
   return {
-    async listRefs(): Promise<RemoteRef[]> {
+    async listRefs(want?: string): Promise<RemoteRef[]> {
       const conn = sshConnection(remote, auth, env, deadlineOf(timeoutMs, expired));
       try {
-        return listed(await conn.advertisement());
+        return listed(await conn.advertisement(want));
       } finally {
         conn.close();
       }
@@ -215,8 +215,9 @@ export function sshTransport(
       return fetchBranch(sshConnection(remote, auth, env, dl), { gitdir: paths.gitdir, branch, limits, deadline: dl, where });
     },
 
-    async push(branch: string): Promise<void> {
-      const r = await run(["push", "--porcelain", "origin", `refs/heads/${branch}:refs/heads/${branch}`]);
+    async push(branch: string, within?: Deadline): Promise<void> {
+      const ms = within ? Math.max(1, Math.min(timeoutMs, within.left())) : timeoutMs;
+      const r = await run(["push", "--porcelain", "origin", `refs/heads/${branch}:refs/heads/${branch}`], ms);
       if (r.code === 0) return;
       const rejected = r.stdout.split("\n").find((l) => l.startsWith("!"));
       if (rejected && /non-fast-forward|fetch first|stale info/.test(rejected))

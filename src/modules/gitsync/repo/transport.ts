@@ -11,14 +11,15 @@ export interface RemoteRef {
 /** Talks to the remote `origin` of one repository. */
 export interface Transport {
   /** Every branch and tag the remote advertises (HEAD and peeled tags left out). */
-  listRefs(): Promise<RemoteRef[]>;
+  /** The first refs the remote lists (see MAX_KEPT_REFS), `want` always among them when it exists. */
+  listRefs(want?: string): Promise<RemoteRef[]>;
   /**
    * Fetch `branch` into `refs/remotes/origin/<branch>`, every object bounded (limits.ts): its tip (null when the
    * remote has no such branch) and the objects skipped. Within `deadline` when given.
    */
   fetch(branch: string, deadline?: Deadline): Promise<Fetched>;
   /** Push the local `branch` to the remote branch of the same name; never forced. */
-  push(branch: string): Promise<void>;
+  push(branch: string, deadline?: Deadline): Promise<void>;
 }
 
 /** Credentials and policy for the remote. Secrets here never reach .git/config, errors or logs. */

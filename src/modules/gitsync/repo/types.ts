@@ -99,7 +99,7 @@ export interface GitRepo {
   /** Commit the given paths (or every allowed file); null when nothing changed. Throws not_allowed for other paths. */
   commit(paths: string[] | "all", message: string, author: Author): Promise<string | null>;
   /** Push the local branch (never forced); non_fast_forward when the remote moved on. */
-  push(): Promise<{ sha: string | null }>;
+  push(deadline?: Deadline): Promise<{ sha: string | null }>;
   /** Fetch the remote branch (within `deadline`, default the cycle limit) and count commits on each side. */
   fetch(deadline?: Deadline): Promise<FetchResult>;
   /** Bring the fetched remote commits into the branch and work tree, local side winning conflicts. */

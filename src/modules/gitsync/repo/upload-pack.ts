@@ -10,16 +10,17 @@ import { FLUSH, type PktReader, pkt, pktText } from "./pkt-line";
 import type { RemoteRef } from "./transport";
 
 const OID = /^[0-9a-f]{40}$/;
-/** Refs one advertisement may list. */
-const MAX_REFS = 100_000;
+/** Refs an advertisement's reader keeps besides the one it is asked for (a remote may list millions). */
+export const MAX_KEPT_REFS = 1000;
 /** Haves sent in one request (the branch tips and their recent ancestors are enough for a config repository). */
 export const MAX_HAVES = 256;
 /** Progress and error text kept from band 2 and 3. */
 const MAX_MESSAGE = 2048;
 
-/** What the remote advertised. */
+/** What the remote advertised: the refs kept (see readAdvertisement), how many it listed, its capabilities. */
 export interface Advertisement {
   refs: RemoteRef[];
+  total: number;
   caps: Set<string>;
 }
 
@@ -28,13 +29,16 @@ const malformed = (where: string, why: string) =>
 
 /**
  * Read a ref advertisement (upload-pack's, or receive-pack's before a push); `smartHttp` expects the
- * `# service=<service>` preamble first.
+ * `# service=<service>` preamble first. It is read to its end as it streams, but only `want` (when given) and the
+ * first MAX_KEPT_REFS refs are kept: a remote flooded with branches costs time under the deadline, never memory,
+ * and never hides the branch we sync.
  */
 export async function readAdvertisement(
   r: PktReader,
   where: string,
   smartHttp: boolean,
   service = "git-upload-pack",
+  want?: string,
 ): Promise<Advertisement> {
   if (smartHttp) {
     const first = await r.next();
@@ -44,12 +48,12 @@ export async function readAdvertisement(
     if ((await r.next()) !== null) throw malformed(where, "no flush after the service line");
   }
   const refs: RemoteRef[] = [];
+  let total = 0;
   let caps = new Set<string>();
   for (let i = 0; ; i++) {
     const p = await r.next();
     if (p === undefined) throw malformed(where, "the ref list did not end");
     if (p === null) break;
-    if (i >= MAX_REFS) throw malformed(where, `more than ${MAX_REFS} refs`);
     let text = pktText(p);
     if (i === 0) {
       const nul = text.indexOf("\0");
@@ -70,9 +74,12 @@ export async function readAdvertisement(
     if (!OID.test(oid)) throw malformed(where, "a ref without a sha-1 (sha-256 repositories are not supported)");
     // an empty repository advertises only its capabilities
     if (ref === "capabilities^{}") continue;
-    refs.push({ oid, ref });
+    total++;
+    if (ref === want || refs.length < MAX_KEPT_REFS) refs.push({ oid, ref });
+    // a flood's lines are garbage at once: collect as it goes rather than when a big heap's GC gets to it
+    else if (total % 20_000 === 0) Bun.gc(false);
   }
-  return { refs, caps };
+  return { refs, total, caps };
 }
 
 /** The request for `want`, telling what we have; the capabilities we use, among those offered. */
