@@ -2,7 +2,7 @@
  * API keys: `sd_` + 64 hex (32 random bytes), shown once, stored only as a keyed HMAC-SHA256. A key acts as its
  * owner, with the owner's current role and grants; an expired key is refused.
  */
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db";
 import { apiKeys, users } from "../../db/schema";
 import { hmacHex, randomHex } from "../../lib/crypto";
@@ -42,6 +42,13 @@ export interface ApiKeyDeps {
 /** Build the API key service. */
 export function createApiKeys({ db, clock, hmacKey, activity }: ApiKeyDeps) {
   const hash = (key: string) => hmacHex(hmacKey, key);
+  // every request with a key, every stream upgrade and every open stream's recheck looks one up: one statement for
+  // the process (a drizzle query run unprepared compiles a new SQLite statement each time, freed only by the collector)
+  const byHash = db.orm
+    .select()
+    .from(apiKeys)
+    .where(eq(apiKeys.keyHash, sql.placeholder("hash")))
+    .prepare();
 
   return {
     /** Create a key for `userId`; the only time the key itself is returned. */
@@ -118,11 +125,7 @@ export function createApiKeys({ db, clock, hmacKey, activity }: ApiKeyDeps) {
     /** The key row and owner id for a presented key, or null when unknown or expired. */
     verify(key: string): { keyId: number; userId: number } | null {
       if (!KEY_PATTERN.test(key)) return null;
-      const row = db.orm
-        .select()
-        .from(apiKeys)
-        .where(eq(apiKeys.keyHash, hash(key)))
-        .get();
+      const row = byHash.get({ hash: hash(key) });
       if (!row) return null;
       const now = clock.now();
       if (row.expiresAt && Date.parse(row.expiresAt) <= now) return null;

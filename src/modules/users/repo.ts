@@ -8,9 +8,21 @@ export type UserRow = typeof users.$inferSelect;
 
 /** The user repository: plain reads and writes, no rules. */
 export function createUserRepo(orm: Orm) {
+  // read by every authenticated request and stream recheck: prepared once (an unprepared drizzle query compiles a new
+  // SQLite statement per call, freed only when the collector finalizes it)
+  const byId = orm
+    .select()
+    .from(users)
+    .where(eq(users.id, sql.placeholder("id")))
+    .prepare();
+  const grant = orm
+    .select({ one: sql`1` })
+    .from(appAccess)
+    .where(and(eq(appAccess.userId, sql.placeholder("user")), eq(appAccess.appSlug, sql.placeholder("slug"))))
+    .prepare();
   return {
     byId(id: number): UserRow | undefined {
-      return orm.select().from(users).where(eq(users.id, id)).get();
+      return byId.get({ id });
     },
     byUsername(username: string): UserRow | undefined {
       return orm.select().from(users).where(sql`lower(${users.username}) = lower(${username})`).get();
@@ -74,11 +86,7 @@ export function createUserRepo(orm: Orm) {
       return out;
     },
     hasGrant(userId: number, slug: string): boolean {
-      return !!orm
-        .select({ one: sql`1` })
-        .from(appAccess)
-        .where(and(eq(appAccess.userId, userId), eq(appAccess.appSlug, slug)))
-        .get();
+      return !!grant.get({ user: userId, slug });
     },
     addGrant(userId: number, slug: string, now: string): boolean {
       return (
