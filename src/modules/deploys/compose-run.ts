@@ -214,8 +214,15 @@ export type ComposeRun = ReturnType<typeof createComposeRun>;
 export function failed(r: RunResult, what: string): string {
   if (r.killed) return "cancelled";
   const cause = causeLine(r.output);
-  return `${what} failed (exit ${r.code})${cause ? `: ${cause}` : ""}`;
+  const hint = POOL_EXHAUSTED.test(r.output) ? POOL_HINT : "";
+  return `${what} failed (exit ${r.code})${cause ? `: ${cause}` : ""}${hint}`;
 }
+
+/** Docker's words when its address pools have no subnet left for a new network (about 30 on a stock engine). */
+const POOL_EXHAUSTED = /non-overlapping IPv4 address pool|address pools have been fully subnetted/i;
+const POOL_HINT =
+  ": Docker has no address range left for this app's network (a stock engine holds about 30): give dockerd smaller" +
+  " subnets with default-address-pools in /etc/docker/daemon.json and restart it (docs/apps.md, Many apps on one host)";
 
 /** Compose v1 ends a failed `up` with this summary; the cause is in an `ERROR: for <service>` line above it. */
 const GENERIC = /^(ERROR:\s*)?Encountered errors while bringing up the project\.?$/i;

@@ -53,6 +53,16 @@ describe("the cause of a failed compose command", () => {
 
   it("is capped at 300 characters", () => expect(causeLine(`Error: ${"x".repeat(1000)}`)).toHaveLength(300));
 
+  it("says what to do when Docker has no address range left for a network", () => {
+    const out = `Creating network "sundeck-app29_default" with the default driver
+ERROR: could not find an available, non-overlapping IPv4 address pool among the defaults to assign to the network
+`;
+    const text = failed({ code: 1, output: out, killed: false }, "compose up");
+    expect(text).toStartWith("compose up failed (exit 1): ERROR: could not find an available, non-overlapping IPv4 address pool");
+    expect(text).toContain("give dockerd smaller subnets with default-address-pools in /etc/docker/daemon.json");
+    expect(failed({ code: 1, output: V2, killed: false }, "compose up")).not.toContain("daemon.json");
+  });
+
   it("reads as what failed, the exit code and the cause", () => {
     expect(failed({ code: 1, output: V1, killed: false }, "compose up")).toBe(
       `compose up failed (exit 1): Cannot start service web: driver failed programming external connectivity on endpoint pctest_web_1: ${BIND}`,
