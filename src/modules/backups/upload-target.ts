@@ -5,6 +5,7 @@
  */
 import { badRequest, conflict, HttpError } from "../../lib/errors";
 import type { BackupDeps } from "./deps";
+import { isVolumeMount } from "./strategies/volume";
 import type { BackupContainer } from "./types";
 
 /** Sorted distinct service names. */
@@ -35,7 +36,7 @@ export async function uploadTarget(
   if (configured.length > 1) throw several(`${strategy} configs`, configured);
   if (strategy === "volume") {
     // what the volume strategy restores into: the containers' own mounts, bind mounts included
-    const withMounts = ((await d.containers.perService?.(slug)) ?? []).filter((c) => c.mounts.length > 0);
+    const withMounts = ((await d.containers.perService?.(slug)) ?? []).filter((c) => c.mounts.some(isVolumeMount));
     if (withMounts.length === 1) return withMounts[0];
     if (withMounts.length === 0) throw badRequest("no service of the app has named volumes or bind mounts to restore into");
     throw several("mounts", distinct(withMounts.map((c) => c.service || c.name)));

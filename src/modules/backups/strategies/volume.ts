@@ -21,10 +21,14 @@ export function mountKey(destination: string): string {
   return destination.replace(/^\/+|\/+$/g, "").replace(/\//g, "_") || "_root";
 }
 
+/** Whether a mount is one the volume strategy backs up and restores (a named volume or a bind mount, not a tmpfs). */
+export const isVolumeMount = (m: { type: string }) => m.type === "volume" || m.type === "bind";
+
 /** The mounts a volume backup covers, by destination, checked for clashing keys. */
+
 export function volumeMounts(c: BackupContainer): Array<{ key: string; destination: string }> {
   const mounts = c.mounts
-    .filter((m) => m.type === "volume" || m.type === "bind")
+    .filter(isVolumeMount)
     .map((m) => ({ key: mountKey(m.destination), destination: m.destination }))
     .sort((a, b) => a.destination.localeCompare(b.destination));
   const seen = new Set<string>();
