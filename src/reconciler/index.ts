@@ -3,7 +3,7 @@
  * redeploy, removed directories are taken down (volumes kept), and deploys a crash interrupted run again. A debounced
  * watcher reacts within a second; a periodic pass catches anything a watch event missed.
  */
-import { type FSWatcher, watch } from "node:fs";
+import { existsSync, type FSWatcher, watch } from "node:fs";
 import { ensurePrivateDir } from "../lib/fs";
 import type { Log } from "../log/logger";
 import type { Actor } from "../modules/activity/model";
@@ -12,7 +12,7 @@ import type { AppRepo } from "../modules/apps/repo";
 import type { StatusBoard } from "../modules/apps/status";
 import type { DeployRepo } from "../modules/deploys/repo";
 import type { Deployer } from "../modules/deploys/service";
-import { isSlug, SLUG_MAX } from "../shared/slug";
+import { isSlug, SLUG_RULE } from "../shared/slug";
 
 /** Changes made by dropping files into the apps directory. */
 export const FILES_ACTOR: Actor = Object.freeze({ userId: null, name: "apps-dir", source: "system", ip: null });
@@ -48,7 +48,7 @@ export function createReconciler(d: ReconcilerDeps) {
     warned.add(name);
     log.warn("ignoring a directory of the apps directory: its name is not a valid app name", {
       dir: name,
-      rule: `lowercase letters and digits separated by single dashes, at most ${SLUG_MAX} characters`,
+      rule: SLUG_RULE,
     });
   };
 
@@ -60,7 +60,7 @@ export function createReconciler(d: ReconcilerDeps) {
       if (stopped) return;
       // a directory whose name is not a slug is never deployed (an app of that name from an older build goes)
       const valid = isSlug(slug);
-      if (!valid && d.files.ignored().includes(slug)) warnIgnored(slug);
+      if (!valid && existsSync(d.files.composePath(slug))) warnIgnored(slug);
       const files = valid ? d.files.read(slug) : null;
       const app = d.repo.bySlug(slug);
       if (!files) {

@@ -137,6 +137,7 @@ export function createLifecycle(d: LifecycleDeps) {
      */
     remove(slug: string, o: { volumes: boolean }, actor: Actor) {
       const app = requireApp(d.apps, slug);
+      // Docker missing: a 503 now, before anything is journaled
       run.docker();
       return ops.launch(slug, "remove", actor.source, async (rc) => {
         const error = await run.takeDown(rc, o);
