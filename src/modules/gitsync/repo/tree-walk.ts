@@ -32,6 +32,15 @@ export interface CommitInfo {
 }
 
 const OID = /^[0-9a-f]{40}$/;
+/** The longest name a file system takes (NAME_MAX): a longer one is skipped, and never held whole. */
+const MAX_NAME_BYTES = 255;
+/**
+ * Characters of all the paths one walk may hold: 100,000 paths of 80. A name of 4 MB on a directory holding 10,000
+ * entries made 10,000 paths of 4 MB each (40 GB) from a 20 KB pack; a chain of long names is the same at 4 KB a path.
+ */
+const MAX_PATH_CHARS = 8 * 1024 * 1024;
+/** Refusals listed one by one; the rest are counted (a tree of 10,000 `..` under 10,000 names is 10^8 of them). */
+export const MAX_REFUSALS = 1000;
 
 /** Read a commit object within the limits; null when it is missing, too big or malformed. */
 export async function readCommitInfo(gitdir: string, oid: string, limits: GitLimits): Promise<CommitInfo | null> {
@@ -77,8 +86,11 @@ function unsafeName(name: string): string | null {
 
 interface RawEntry {
   mode: string;
+  /** At most MAX_NAME_BYTES of it, decoded. */
   name: string;
   oid: string;
+  /** The name is longer than MAX_NAME_BYTES. */
+  long?: true;
 }
 
 /** Parse a tree object's bytes: `<mode> <name>\0<20-byte id>` repeated; null when malformed. */
@@ -94,10 +106,12 @@ function parseTree(b: Uint8Array, maxEntries: number): RawEntry[] | "too_many" |
     if (!/^[0-7]{5,6}$/.test(mode)) return null;
     const nul = b.indexOf(0, sp + 1);
     if (nul < 0 || nul + 21 > b.length) return null;
+    const long = nul - sp - 1 > MAX_NAME_BYTES;
     out.push({
       mode,
-      name: dec.decode(b.subarray(sp + 1, nul)),
+      name: dec.decode(b.subarray(sp + 1, Math.min(nul, sp + 1 + MAX_NAME_BYTES))),
       oid: Buffer.from(b.subarray(nul + 1, nul + 21)).toString("hex"),
+      ...(long ? { long } : {}),
     });
     i = nul + 21;
   }
@@ -113,7 +127,17 @@ export async function walkCommit(gitdir: string, commit: string | null, limits: 
   if (!info) return { tree, refusals, problem: `commit ${commit.slice(0, 12)} is missing, too big or malformed` };
   const parsed = new Map<string, RawEntry[]>();
   let paths = 0;
-  const fail = (problem: string): Walk => ({ tree: new Map(), refusals, problem });
+  let chars = 0;
+  let unlisted = 0;
+  const refuse = (path: string, reason: string) => {
+    if (refusals.length < MAX_REFUSALS) refusals.push({ path: shown(path), reason });
+    else unlisted++;
+  };
+  const listed = () => {
+    if (unlisted) refusals.push({ path: "…", reason: `skipped: ${unlisted} more entries with unsafe or repeated names` });
+    return refusals;
+  };
+  const fail = (problem: string): Walk => ({ tree: new Map(), refusals: listed(), problem });
 
   const stack: Array<{ oid: string; prefix: string; depth: number }> = [{ oid: info.tree, prefix: "", depth: 0 }];
   while (stack.length) {
@@ -134,15 +158,22 @@ export async function walkCommit(gitdir: string, commit: string | null, limits: 
     }
     const seen = new Set<string>();
     for (const e of entries) {
+      // every entry named counts, skipped or not: a walk's cost is what it looks at
+      if (++paths > limits.maxPaths)
+        return fail(`the commit names more than ${limits.maxPaths} paths (git_sync.max_paths): a tree bomb, or far too big`);
       const path = prefix ? `${prefix}/${e.name}` : e.name;
-      const bad = unsafeName(e.name) ?? (seen.has(e.name) ? "a name given twice in one tree" : null);
+      const bad =
+        (e.long ? `a name longer than ${MAX_NAME_BYTES} bytes` : null) ??
+        unsafeName(e.name) ??
+        (seen.has(e.name) ? "a name given twice in one tree" : null);
       if (bad) {
-        refusals.push({ path: shown(path), reason: `skipped: ${bad}` });
+        refuse(path, `skipped: ${bad}`);
         continue;
       }
       seen.add(e.name);
-      if (++paths > limits.maxPaths)
-        return fail(`the commit names more than ${limits.maxPaths} paths (git_sync.max_paths): a tree bomb, or far too big`);
+      chars += path.length;
+      if (chars > MAX_PATH_CHARS)
+        return fail(`the commit's paths are longer than ${MAX_PATH_CHARS} characters in all: a tree bomb, or far too big`);
       if (e.mode === "40000" || e.mode === "040000") {
         if (depth + 1 > limits.maxTreeDepth)
           return fail(`${shown(path)} is more than ${limits.maxTreeDepth} directories deep (git_sync.max_tree_depth)`);
@@ -150,5 +181,5 @@ export async function walkCommit(gitdir: string, commit: string | null, limits: 
       } else tree.set(path, { oid: e.oid, mode: e.mode } satisfies Entry);
     }
   }
-  return { tree, refusals, problem: null };
+  return { tree, refusals: listed(), problem: null };
 }
