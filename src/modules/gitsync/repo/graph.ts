@@ -11,6 +11,55 @@ import { readCommitInfo } from "./tree-walk";
 
 const LEFT = 1;
 const RIGHT = 2;
+/** Commits read between two turns of the event loop (the reverse proxy shares it; a read does not yield). */
+const YIELD_EVERY = 256;
+const yieldLoop = () => new Promise<void>((r) => setImmediate(r));
+
+/**
+ * Commits by committer time, newest first, equal times in the order they came (as a stable sort of the whole queue
+ * gave, which cost a sort per step: a commit with 20,000 parents held the event loop for 5 s).
+ */
+class NewestFirst {
+  private heap: Array<{ oid: string; time: number; seq: number }> = [];
+  private seq = 0;
+  get size() {
+    return this.heap.length;
+  }
+  push(oid: string, time: number) {
+    const h = this.heap;
+    h.push({ oid, time, seq: this.seq++ });
+    for (let i = h.length - 1; i > 0; ) {
+      const up = (i - 1) >> 1;
+      if (!this.before(i, up)) break;
+      [h[i], h[up]] = [h[up]!, h[i]!];
+      i = up;
+    }
+  }
+  pop(): string {
+    const h = this.heap;
+    const top = h[0]!;
+    const last = h.pop()!;
+    if (h.length) {
+      h[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && this.before(l, m)) m = l;
+        if (r < h.length && this.before(r, m)) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m]!, h[i]!];
+        i = m;
+      }
+    }
+    return top.oid;
+  }
+  private before(a: number, b: number): boolean {
+    const x = this.heap[a]!;
+    const y = this.heap[b]!;
+    return x.time !== y.time ? x.time > y.time : x.seq < y.seq;
+  }
+}
 
 /**
  * Commits only in `left`'s history and only in `right`'s; either side may be null (no commits). Commits are read
@@ -31,20 +80,23 @@ export async function aheadBehind(
     time.set(oid, c?.time ?? 0);
     parents.set(oid, c?.parents ?? []);
   };
-  const queue: string[] = [];
+  const queue = new NewestFirst();
+  let reads = 0;
   const mark = async (oid: string, f: number) => {
-    await load(oid);
     const before = flags.get(oid) ?? 0;
     if ((before | f) === before) return;
+    // a history longer than max_objects is counted as far as that (a remote's could grow past it over many fetches)
+    if (!before && flags.size >= limits.maxObjects) return;
+    if (++reads % YIELD_EVERY === 0) await yieldLoop();
+    await load(oid);
     flags.set(oid, before | f);
-    queue.push(oid);
+    queue.push(oid, time.get(oid)!);
   };
   if (left) await mark(left, LEFT);
   if (right) await mark(right, RIGHT);
   // a commit is queued again whenever its marks grow (at most twice), so this ends; newest first keeps that rare
-  while (queue.length > 0) {
-    queue.sort((a, b) => time.get(b)! - time.get(a)!);
-    const oid = queue.shift()!;
+  while (queue.size > 0) {
+    const oid = queue.pop();
     for (const p of parents.get(oid)!) await mark(p, flags.get(oid)!);
   }
   let ahead = 0;
@@ -63,26 +115,34 @@ export async function aheadBehind(
  */
 export async function mergeBase(paths: RepoPaths, left: string | null, right: string | null, limits: GitLimits) {
   if (!left || !right) return null;
+  let reads = 0;
+  const read = async (oid: string) => {
+    if (++reads % YIELD_EVERY === 0) await yieldLoop();
+    return readCommitInfo(paths.gitdir, oid, limits);
+  };
   const inLeft = new Set<string>();
   for (const queue = [left]; queue.length; ) {
     const oid = queue.pop()!;
     if (inLeft.has(oid) || inLeft.size > limits.maxObjects) continue;
     inLeft.add(oid);
-    queue.push(...((await readCommitInfo(paths.gitdir, oid, limits))?.parents ?? []));
+    for (const p of (await read(oid))?.parents ?? []) queue.push(p);
   }
   const seen = new Set<string>();
-  const frontier: Array<{ oid: string; time: number }> = [];
+  const parentsOf = new Map<string, string[]>();
+  const frontier = new NewestFirst();
   const push = async (oid: string) => {
     if (seen.has(oid) || seen.size > limits.maxObjects) return;
     seen.add(oid);
-    frontier.push({ oid, time: (await readCommitInfo(paths.gitdir, oid, limits))?.time ?? 0 });
+    const c = await read(oid);
+    parentsOf.set(oid, c?.parents ?? []);
+    frontier.push(oid, c?.time ?? 0);
   };
   await push(right);
-  while (frontier.length) {
-    frontier.sort((a, b) => b.time - a.time);
-    const { oid } = frontier.shift()!;
+  while (frontier.size) {
+    const oid = frontier.pop();
     if (inLeft.has(oid)) return oid;
-    for (const p of (await readCommitInfo(paths.gitdir, oid, limits))?.parents ?? []) await push(p);
+    for (const p of parentsOf.get(oid)!) await push(p);
+    parentsOf.delete(oid);
   }
   return null;
 }

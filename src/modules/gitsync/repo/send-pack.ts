@@ -13,6 +13,9 @@ import { FLUSH, PktReader, pkt, pktText } from "./pkt-line";
 import { readCommitInfo } from "./tree-walk";
 
 const ZERO = "0".repeat(40);
+/** Objects read between two turns of the event loop (the reverse proxy shares it; a read does not yield). */
+const YIELD_EVERY = 256;
+const yieldLoop = () => new Promise<void>((r) => setImmediate(r));
 const PACK_TYPE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3, tag: 4 };
 
 /** Every commit `tip`'s history holds (within the limits: a missing or malformed one ends its line). */
@@ -23,7 +26,8 @@ export async function ancestors(gitdir: string, tip: string | null, limits: GitL
     const oid = queue.pop()!;
     if (out.has(oid) || out.size > limits.maxObjects) continue;
     out.add(oid);
-    queue.push(...((await readCommitInfo(gitdir, oid, limits))?.parents ?? []));
+    if (out.size % YIELD_EVERY === 0) await yieldLoop();
+    for (const p of (await readCommitInfo(gitdir, oid, limits))?.parents ?? []) queue.push(p);
   }
   return out;
 }
@@ -31,11 +35,12 @@ export async function ancestors(gitdir: string, tip: string | null, limits: GitL
 /** The ids of a tree and everything below it, each object once (a tree bomb costs its objects, not its paths). */
 async function reachable(gitdir: string, tree: string, limits: GitLimits, into: Set<string>, deadline: Deadline) {
   const stack = [tree];
-  while (stack.length) {
+  for (let n = 1; stack.length; n++) {
     deadline.check("listing objects");
     const oid = stack.pop()!;
     if (into.has(oid) || into.size > limits.maxObjects) continue;
     into.add(oid);
+    if (n % YIELD_EVERY === 0) await yieldLoop();
     const found = await readBounded(gitdir, oid, limits.maxObjectBytes);
     if (found.kind !== "ok" || found.type !== "tree") continue;
     for (const e of treeEntries(found.content)) {
