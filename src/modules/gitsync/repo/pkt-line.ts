@@ -90,3 +90,12 @@ export function pktText(p: Uint8Array): string {
   const t = new TextDecoder().decode(p);
   return t.endsWith("\n") ? t.slice(0, -1) : t;
 }
+
+/**
+ * Text the remote sent (an `ERR` line, band 3, a push report), fit for a message: C0 and C1 control characters
+ * escaped (the message reaches the terminal of whoever runs `sundeck git status`), cut at `max` characters.
+ */
+export function shownText(text: string, max = 200): string {
+  const esc = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  return esc.length > max ? `${esc.slice(0, max)}…` : esc;
+}

@@ -9,7 +9,7 @@ import zlib from "node:zlib";
 import { GitSyncError, nonFastForward } from "./errors";
 import type { Deadline, GitLimits } from "./limits";
 import { type ObjectType, readBounded } from "./objects";
-import { FLUSH, PktReader, pkt, pktText } from "./pkt-line";
+import { FLUSH, PktReader, pkt, pktText, shownText } from "./pkt-line";
 import { readCommitInfo } from "./tree-walk";
 
 const ZERO = "0".repeat(40);
@@ -142,7 +142,10 @@ export async function readReport(r: PktReader, ref: string, where: string, sideb
       if (p === undefined || p === null) break;
       if (p[0] === 1) data.push(p.subarray(1));
       else if (p[0] === 3)
-        throw new GitSyncError("failed", `the remote ${where} said: ${new TextDecoder().decode(p.subarray(1, 200))}`);
+        throw new GitSyncError(
+          "failed",
+          `the remote ${where} said: ${shownText(new TextDecoder().decode(p.subarray(1, 200)).trim())}`,
+        );
     }
     const whole = Buffer.concat(data);
     const inner = new PktReader(
@@ -158,10 +161,10 @@ export async function readReport(r: PktReader, ref: string, where: string, sideb
   lines = lines.filter(Boolean);
   const unpack = lines.find((l) => l.startsWith("unpack "));
   if (unpack !== "unpack ok")
-    throw new GitSyncError("failed", `the remote ${where} could not store the push (${(unpack ?? "no report").slice(0, 120)})`);
+    throw new GitSyncError("failed", `the remote ${where} could not store the push (${shownText(unpack ?? "no report", 120)})`);
   const status = lines.find((l) => l === `ok ${ref}` || l.startsWith(`ng ${ref} `));
   if (status === `ok ${ref}`) return;
   const why = status ? status.slice(`ng ${ref} `.length) : "no answer for the branch";
   if (/non-fast-forward|fetch first|stale/i.test(why)) throw nonFastForward(why);
-  throw new GitSyncError("failed", `the remote ${where} refused the push (${why.slice(0, 120)})`);
+  throw new GitSyncError("failed", `the remote ${where} refused the push (${shownText(why, 120)})`);
 }

@@ -12,7 +12,7 @@ import { GitSyncError, sshError } from "./errors";
 import { type Fetched, fetchBranch, listed, type UploadPackConnection } from "./fetch-pack";
 import type { RepoPaths } from "./igit";
 import { DEFAULT_LIMITS, type Deadline, deadline as deadlineOf, type GitLimits } from "./limits";
-import { FLUSH, PktReader } from "./pkt-line";
+import { FLUSH, PktReader, shownText } from "./pkt-line";
 import type { RemoteSpec } from "./remote";
 import type { RemoteAuth, RemoteRef, Transport } from "./transport";
 import { readAdvertisement } from "./upload-pack";
@@ -225,7 +225,7 @@ export function sshTransport(
       if (rejected)
         throw new GitSyncError(
           "failed",
-          `the remote ${where} refused the push (${rejected.split("\t")[2] ?? "no reason given"})`,
+          `the remote ${where} refused the push (${shownText(rejected.split("\t")[2] ?? "no reason given", 120)})`,
         );
       throw sshError(r.stderr, where);
     },

@@ -7,6 +7,7 @@
  */
 import type { Deadline, GitLimits } from "./limits";
 import { readBounded } from "./objects";
+import { shownText } from "./pkt-line";
 import type { Entry, FlatTree } from "./trees";
 
 /** One entry left out, and why (shown on the Git Sync page and in the process log). */
@@ -70,10 +71,7 @@ export async function readCommitInfo(gitdir: string, oid: string, limits: GitLim
 }
 
 /** A name shown in a report: control characters escaped, long names cut. */
-export function shown(path: string): string {
-  const esc = path.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
-  return esc.length > 200 ? `${esc.slice(0, 200)}…` : esc;
-}
+export const shown = (path: string): string => shownText(path);
 
 /** Why a tree entry's name cannot be a path component, or null when it can. */
 function unsafeName(name: string): string | null {

@@ -6,7 +6,7 @@
 import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { GitSyncError } from "./errors";
 import type { Deadline } from "./limits";
-import { FLUSH, type PktReader, pkt, pktText } from "./pkt-line";
+import { FLUSH, type PktReader, pkt, pktText, shownText } from "./pkt-line";
 import type { RemoteRef } from "./transport";
 
 const OID = /^[0-9a-f]{40}$/;
@@ -67,7 +67,7 @@ export async function readAdvertisement(
         text = text.slice(0, nul);
       }
     }
-    if (text.startsWith("ERR ")) throw new GitSyncError("failed", `the remote ${where} said: ${text.slice(4, 200)}`);
+    if (text.startsWith("ERR ")) throw new GitSyncError("failed", `the remote ${where} said: ${shownText(text.slice(4))}`);
     const sp = text.indexOf(" ");
     const oid = text.slice(0, sp);
     const ref = text.slice(sp + 1);
@@ -138,11 +138,11 @@ export async function receivePack(
         // progress: no-progress was asked for; a server may send some anyway
       } else if (band === 3) {
         const text = new TextDecoder().decode(p.subarray(1, MAX_MESSAGE)).trim();
-        throw new GitSyncError("failed", `the remote ${o.where} said: ${text.slice(0, 200)}`);
+        throw new GitSyncError("failed", `the remote ${o.where} said: ${shownText(text)}`);
       } else {
         const text = pktText(p);
         if (text.startsWith("ACK ") || text === "NAK" || text.startsWith("shallow ")) continue;
-        if (text.startsWith("ERR ")) throw new GitSyncError("failed", `the remote ${o.where} said: ${text.slice(4, 200)}`);
+        if (text.startsWith("ERR ")) throw new GitSyncError("failed", `the remote ${o.where} said: ${shownText(text.slice(4))}`);
         throw malformed(o.where, "an unexpected line before the pack");
       }
     }
