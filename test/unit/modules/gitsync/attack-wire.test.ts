@@ -43,10 +43,12 @@ afterAll(async () => {
 
 const bytes = (...parts: (string | Uint8Array)[]) =>
   Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p) : p)));
+/** Bytes or a stream as a Response body (a Buffer's ArrayBufferLike is not a BodyInit to the DOM types). */
+const asBody = (body: Uint8Array | ReadableStream): BodyInit => (body instanceof Uint8Array ? new Uint8Array(body) : body);
 const ok = (service: string, body: Uint8Array | ReadableStream) =>
-  new Response(body, { headers: { "content-type": `application/x-${service}-advertisement` } });
+  new Response(asBody(body), { headers: { "content-type": `application/x-${service}-advertisement` } });
 const result = (service: string, body: Uint8Array | ReadableStream) =>
-  new Response(body, { headers: { "content-type": `application/x-${service}-result` } });
+  new Response(asBody(body), { headers: { "content-type": `application/x-${service}-result` } });
 
 /** An advertisement of `refs` with the capabilities on the first line. */
 function advert(service: string, refs: [string, string][], caps = CAPS): Uint8Array {
@@ -326,7 +328,7 @@ describe("redirects and credentials", () => {
 
   it("does not take an answer that is not the advertisement's content type", async () => {
     const { err } = await fetchFails(
-      () => new Response(advert("git-upload-pack", []), { headers: { "content-type": "text/plain" } }),
+      () => new Response(asBody(advert("git-upload-pack", [])), { headers: { "content-type": "text/plain" } }),
     );
     expect(err?.message).toBe(`127.0.0.1:${fake.port} does not speak the git smart HTTP protocol`);
   });
