@@ -51,13 +51,21 @@ export async function writeLoose(gitdir: string, type: ObjectType, content: Uint
   return oid;
 }
 
-/** The header of a loose object's file (type and size), reading only its first compressed bytes. */
+/**
+ * The header of a loose object's file (type and size), reading only its first compressed bytes: 32 of them, then more
+ * up to HEADER_INPUT until the header is whole. The whole 1,024 at once inflated a 1 MiB run of one byte to 1 MB for a
+ * header of a dozen (a pull that looked at 1,000 such files churned 1 GB, and the heap grew by 100 MiB).
+ */
 function looseHeader(file: Uint8Array): { type: ObjectType; size: number; at: number } | null {
-  let head: Buffer;
-  try {
-    head = zlib.inflateSync(file.subarray(0, HEADER_INPUT), { finishFlush: zlib.constants.Z_SYNC_FLUSH });
-  } catch {
-    return null;
+  let head: Buffer = Buffer.alloc(0);
+  for (let n = 32; ; n *= 2) {
+    try {
+      head = zlib.inflateSync(file.subarray(0, n), { finishFlush: zlib.constants.Z_SYNC_FLUSH });
+    } catch {
+      if (n >= HEADER_INPUT || n >= file.length) return null;
+      continue;
+    }
+    if (head.indexOf(0) >= 0 || n >= HEADER_INPUT || n >= file.length) break;
   }
   const nul = head.indexOf(0);
   if (nul < 0 || nul > 32) return null;

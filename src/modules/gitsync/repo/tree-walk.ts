@@ -40,6 +40,8 @@ const MAX_NAME_BYTES = 255;
  * entries made 10,000 paths of 4 MB each (40 GB) from a 20 KB pack; a chain of long names is the same at 4 KB a path.
  */
 const MAX_PATH_CHARS = 8 * 1024 * 1024;
+/** Trees read between two turns of the event loop. */
+const YIELD_EVERY = 256;
 /** Refusals listed one by one; the rest are counted (a tree of 10,000 `..` under 10,000 names is 10^8 of them). */
 export const MAX_REFUSALS = 1000;
 
@@ -143,6 +145,8 @@ export async function walkCommit(gitdir: string, commit: string | null, limits: 
     const { oid, prefix, depth } = stack.pop()!;
     let entries = parsed.get(oid);
     if (!entries) {
+      // a read does not yield: the reverse proxy shares the event loop
+      if (parsed.size % YIELD_EVERY === YIELD_EVERY - 1) await new Promise<void>((r) => setImmediate(r));
       const found = await readBounded(gitdir, oid, limits.maxObjectBytes);
       const where = prefix || "the root";
       if (found.kind === "too_big") return fail(`the tree at ${shown(where)} is over the ${limits.maxObjectBytes} byte limit`);

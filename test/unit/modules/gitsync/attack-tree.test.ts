@@ -151,7 +151,11 @@ describe("the memory of a walk", () => {
 });
 
 /** A repository over a fresh apps dir whose tracking branch is a commit of `entries` (nothing fetched: written here). */
-async function pulled(entries: (w: ReturnType<typeof objectWriter>) => Promise<TreeEntry[]>, prepare?: (apps: string) => void) {
+async function pulled(
+  entries: (w: ReturnType<typeof objectWriter>) => Promise<TreeEntry[]>,
+  prepare?: (apps: string) => void,
+  onVet?: () => void,
+) {
   const root = tempDir("sundeck-attack-pull-");
   const apps = join(root, "apps");
   const gitDir = join(root, "git");
@@ -168,7 +172,11 @@ async function pulled(entries: (w: ReturnType<typeof objectWriter>) => Promise<T
   const commit = await w.commit(await w.tree(await entries(w)));
   mkdirSync(join(gitDir, "refs", "remotes", "origin"), { recursive: true });
   writeFileSync(join(gitDir, "refs", "remotes", "origin", "main"), `${commit}\n`);
-  return { apps, r: await repo.pullLocalWins({ deadline: within() }) };
+  const vet = async () => {
+    onVet?.();
+    return [];
+  };
+  return { apps, r: await repo.pullLocalWins({ deadline: within(), vet }) };
 }
 
 describe("a pull of a hostile commit", () => {
@@ -191,6 +199,37 @@ describe("a pull of a hostile commit", () => {
     expect(r.applied).toEqual(["_global.yml"]);
     expect(existsSync(join(apps, "web"))).toBe(false);
     expect(readFileSync(join(apps, "_global.yml"), "utf8")).toBe("users: []\n");
+  });
+
+  it("holds at most 16 MiB of incoming files: 300 apps with a 1 MiB .env each keep their local content past it", async () => {
+    const before = { rss: 0, peak: 0 };
+    const { apps, r } = await pulled(
+      async (w) => {
+        const out: TreeEntry[] = [];
+        for (let i = 0; i < 300; i++) {
+          const env = Buffer.alloc(1024 * 1024 - 16, 0x41);
+          env.write(`K${i}=`);
+          out.push({
+            mode: "40000",
+            name: `app${i}`,
+            oid: await w.tree([{ mode: "100644", name: ".env", oid: await w.blob(env) }]),
+          });
+        }
+        Bun.gc(true);
+        before.rss = before.peak = rssMiB();
+        return out;
+      },
+      undefined,
+      () => (before.peak = Math.max(before.peak, rssMiB())),
+    );
+    expect(r.applied).toHaveLength(16);
+    expect(existsSync(join(apps, "app16", ".env"))).toBe(false);
+    const kept = r.skipped.filter((s) => s.reason.startsWith("the pull already holds"));
+    expect(kept).toHaveLength(284);
+    expect(kept[0]?.reason).toMatch(
+      /^the pull already holds 16 MiB of incoming files, its limit \(16 MiB in all\): local content kept$/,
+    );
+    expect(Math.max(before.peak, rssMiB()) - before.rss).toBeLessThan(64);
   });
 
   it("never writes through a symlink planted in apps_dir", async () => {
