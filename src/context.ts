@@ -11,7 +11,7 @@ import { WS_TIMINGS, WsHub, type WsTimings } from "./http/ws";
 import { createSecrets, deriveKeys, type Keys, randomHex, type Secrets } from "./lib/crypto";
 import { createIdleCollector } from "./lib/idle-collect";
 import { CidrSet } from "./lib/net";
-import { type Clock, systemClock } from "./lib/time";
+import { type Clock, iso, systemClock } from "./lib/time";
 import { type Log, LogSink } from "./log/logger";
 import { type Activity, createActivity } from "./modules/activity/service";
 import type { Alerts } from "./modules/alerts/service";
@@ -29,6 +29,7 @@ import { type BackupWiring, wireBackups } from "./modules/backups/wire";
 import { DeployOutput } from "./modules/deploys/output";
 import { createDeployRepo, type DeployRepo } from "./modules/deploys/repo";
 import { createDeployer, type Deployer } from "./modules/deploys/service";
+import { createSubnetPool } from "./modules/deploys/subnets";
 import { createGitSync, type GitSync, type GitSyncOptions } from "./modules/gitsync/service";
 import { createLogHub, type LogHub } from "./modules/logs/hub";
 import { RequestStats } from "./modules/metrics/aggregator";
@@ -184,6 +185,12 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     () => afterDeploys.poke(),
   );
   const t = opts.timings ?? {};
+  const subnets = createSubnetPool({
+    db,
+    pool: config.docker.subnet_pool,
+    prefix: config.docker.subnet_prefix,
+    now: () => iso(clock.now()),
+  });
   const deployer = createDeployer({
     db,
     clock,
@@ -200,6 +207,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     dataDir: config.data_dir,
     allowedHostPaths: config.compose.allowed_host_paths,
     globalRegistries: config.registries,
+    subnets,
     stabilizeMs: t.stabilizeMs,
     settleMs: t.settleMs,
   });

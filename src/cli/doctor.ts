@@ -12,6 +12,7 @@ import { type CheckResult, fail, guarded, oneLine } from "./doctor/check";
 import { composeCheck, engineCheck, engineFacts, socketCheck } from "./doctor/docker";
 import { certCheck, clockCheck, configCheck, diskCheck, dnsCheck, writableCheck } from "./doctor/host";
 import { type PortSpec, parseListenAddr, portChecks } from "./doctor/ports";
+import { subnetPoolCheck } from "./doctor/subnets";
 import { CliError } from "./errors";
 import { ExitCode } from "./exit";
 import { configArg, outputArg, printRows } from "./local";
@@ -81,6 +82,7 @@ export async function runChecks(configPath: string | undefined, timeUrl: string)
       guarded("dns", () => dnsCheck(c)),
       guarded("certificates", async () => certCheck(c)),
       guarded("disk (data_dir)", async () => diskCheck("disk (data_dir)", c.data_dir)),
+      guarded("docker subnet pool", () => subnetPoolCheck(c, env)),
     );
   }
   groups.push(

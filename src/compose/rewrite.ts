@@ -49,9 +49,12 @@ function joinNetwork(name: string, svc: Record<string, any>, network: string): v
 
 /**
  * Render the compose YAML Sundeck runs for a project. `routed` names the services that serve endpoints: they join
- * `publicNetwork`, declared external. The output is accepted by docker-compose v1.29 and docker compose v2.
+ * `publicNetwork`, declared external. `subnets` gives networks (by key) their IPv4 subnet. The output is accepted by docker-compose v1.29 and docker compose v2.
  */
-export function renderCompose(project: ComposeProject, opts: { routed: string[]; publicNetwork: string }): string {
+export function renderCompose(
+  project: ComposeProject,
+  opts: { routed: string[]; publicNetwork: string; subnets?: Readonly<Record<string, string>> },
+): string {
   const doc = structuredClone(project.doc);
   delete doc.name;
   delete doc.version;
@@ -70,6 +73,12 @@ export function renderCompose(project: ComposeProject, opts: { routed: string[];
   if (routed.length) {
     const networks = isRecord(doc.networks) ? doc.networks : {};
     doc.networks = { ...networks, [opts.publicNetwork]: { external: true } };
+  }
+  // subnets from Sundeck's pool, for networks the file leaves the addressing of to Docker (pooled-networks.ts)
+  for (const [key, subnet] of Object.entries(opts.subnets ?? {})) {
+    const networks = isRecord(doc.networks) ? doc.networks : {};
+    const def = isRecord(networks[key]) ? networks[key] : {};
+    doc.networks = { ...networks, [key]: { ...def, ipam: { config: [{ subnet }] } } };
   }
   return dumpYaml(escapeDollars(doc));
 }

@@ -8,6 +8,7 @@ import { posix } from "node:path";
 import { type Static, Type as T, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parseDuration } from "../lib/duration";
+import { isPrivateRange4, parseRange4 } from "../lib/ipv4-blocks";
 import { parseCidr } from "../lib/net";
 import { classifyRemote } from "../shared/git-remote";
 import { TLS_MODES } from "../shared/tls";
@@ -152,6 +153,14 @@ export const ConfigSchema = T.Object(
       { allowed_host_paths: T.Array(hint(T.String({ minLength: 1 }), "must be absolute host paths")) },
       { additionalProperties: false },
     ),
+    /** Where app networks get their subnets: blocks of `subnet_prefix` carved from `subnet_pool` ("" leaves it to Docker). */
+    docker: T.Object(
+      {
+        subnet_pool: hint(T.String({ maxLength: 18 }), "must be a private IPv4 network such as 10.213.0.0/16, or empty"),
+        subnet_prefix: count(16, 29),
+      },
+      { additionalProperties: false },
+    ),
     registries: T.Array(hint(T.String({ minLength: 1 }), "must be registry names")),
     trusted_proxies: T.Array(hint(T.String({ minLength: 1 }), "must be IP addresses or CIDRs")),
     git_sync: GitSync,
@@ -204,6 +213,8 @@ export function defaults(): Config {
     // a follower costs little (one engine follow per container is shared), but a slow one may hold its send buffer
     streams: { max_open: 1000, max_per_user: 100, max_buffered_mib: 64 },
     compose: { allowed_host_paths: [] },
+    // 512 blocks of 128 addresses: room for 100 replicas (the scale limit) of a service, and two networks each for 200 apps
+    docker: { subnet_pool: "10.213.0.0/16", subnet_prefix: 25 },
     registries: [],
     trusted_proxies: [],
     git_sync: {
@@ -299,6 +310,16 @@ export function validateConfig(cfg: unknown): asserts cfg is Config {
         `must be a multiple of the next finer tier's resolution (${finer.text})`,
       );
   });
+  if (c.docker.subnet_pool) {
+    const pool = parseRange4(c.docker.subnet_pool);
+    if (!pool || !isPrivateRange4(pool))
+      throw new ConfigError(
+        "docker.subnet_pool",
+        `must be a private IPv4 network (its own address, such as 10.213.0.0/16), or empty (got ${JSON.stringify(c.docker.subnet_pool)})`,
+      );
+    if (c.docker.subnet_prefix < pool.bits)
+      throw new ConfigError("docker.subnet_prefix", `must be at least the pool's own prefix (/${pool.bits})`);
+  }
   if (parseDuration(c.git_sync.cycle_timeout)! < 10_000)
     throw new ConfigError("git_sync.cycle_timeout", "must be at least 10s (the network and the pack walk need time)");
   if (c.git_sync.enabled && !c.git_sync.remote) throw new ConfigError("git_sync.remote", "is required when git_sync is enabled");

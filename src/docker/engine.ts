@@ -86,8 +86,16 @@ export function createEngine(opts: EngineOptions = {}): Engine {
     putArchive: (id, path, tar, signal) => putArchive(http, id, path, tar, signal),
 
     async networks(filter) {
-      const list = await http.json<any[]>("GET", "/networks", { query: { filters: { label: filter.labels } } });
-      return (list ?? []).map((n) => ({ id: String(n.Id), name: String(n.Name ?? ""), labels: n.Labels ?? {} }));
+      const query = filter.labels.length ? { filters: { label: filter.labels } } : undefined;
+      const list = await http.json<any[]>("GET", "/networks", { query });
+      return (list ?? []).map((n) => ({
+        id: String(n.Id),
+        name: String(n.Name ?? ""),
+        labels: n.Labels ?? {},
+        subnets: (Array.isArray(n.IPAM?.Config) ? n.IPAM.Config : [])
+          .map((c: any) => (typeof c?.Subnet === "string" ? c.Subnet : ""))
+          .filter(Boolean),
+      }));
     },
 
     removeNetwork: (id) => gone(http.text("DELETE", `/networks/${encodeURIComponent(id)}`)),

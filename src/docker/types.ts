@@ -113,6 +113,15 @@ export interface DockerEvent {
   time: number;
 }
 
+/** A network as the engine lists it. */
+export interface EngineNetwork {
+  id: string;
+  name: string;
+  labels: Record<string, string>;
+  /** IPAM subnets (IPv4 and IPv6), as the engine reports them. */
+  subnets: string[];
+}
+
 /** The Engine API over the unix socket. */
 export interface Engine {
   /** True when the engine answers. */
@@ -138,8 +147,8 @@ export interface Engine {
   imageExists(ref: string): Promise<boolean>;
   /** Create a bridge network when it does not exist. */
   ensureNetwork(name: string): Promise<void>;
-  /** Networks carrying every given label (`key=value` or `key`). */
-  networks(filter: { labels: string[] }): Promise<Array<{ id: string; name: string; labels: Record<string, string> }>>;
+  /** Networks carrying every given label (`key=value` or `key`; none: every network), with their IPAM subnets. */
+  networks(filter: { labels: string[] }): Promise<EngineNetwork[]>;
   /** Remove a network; already gone is fine. */
   removeNetwork(id: string): Promise<void>;
   /** Volumes carrying every given label (`key=value` or `key`). */

@@ -10,6 +10,7 @@ import m0004 from "./0004_metric_containers.sql" with { type: "text" };
 import m0005 from "./0005_backups.sql" with { type: "text" };
 import m0006 from "./0006_backups_run_secret.sql" with { type: "text" };
 import m0007 from "./0007_version_routing.sql" with { type: "text" };
+import m0008 from "./0008_app_subnets.sql" with { type: "text" };
 
 export interface Migration {
   tag: string;
@@ -25,4 +26,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { tag: "0005_backups", sql: m0005 },
   { tag: "0006_backups_run_secret", sql: m0006 },
   { tag: "0007_version_routing", sql: m0007 },
+  { tag: "0008_app_subnets", sql: m0008 },
 ];

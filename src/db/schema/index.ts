@@ -5,4 +5,5 @@ export * from "./apps";
 export * from "./auth";
 export * from "./backups";
 export * from "./metrics";
+export * from "./networks";
 export * from "./settings";

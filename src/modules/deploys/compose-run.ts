@@ -4,7 +4,9 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { pooledNetworks } from "../../compose/pooled-networks";
 import { expectation, type Prepared, prepare } from "../../compose/prepare";
+import { renderCompose } from "../../compose/rewrite";
 import { PUBLIC_NETWORK, projectName } from "../../docker/naming";
 import { sweepProject } from "../../docker/sweep";
 import type { DockerHandle, Engine, ProjectRef, RunResult } from "../../docker/types";
@@ -19,6 +21,7 @@ import type { RunCtx } from "./operations";
 import type { DeployFrame } from "./output";
 import type { DeployRepo } from "./repo";
 import { waitStable } from "./stabilize";
+import { type SubnetPool, SubnetPoolExhausted } from "./subnets";
 
 export interface ComposeRunDeps {
   docker: DockerHandle;
@@ -32,6 +35,8 @@ export interface ComposeRunDeps {
   allowedHostPaths: string[];
   /** Registry names applied to every app (config `registries`). */
   globalRegistries: readonly string[];
+  /** Subnets for app networks from `docker.subnet_pool` (absent: Docker's own pools). */
+  subnets?: SubnetPool;
   /** Stabilisation window after `up`. */
   stabilizeMs?: number;
   settleMs?: number;
@@ -61,6 +66,28 @@ export function createComposeRun(d: ComposeRunDeps) {
     const { engine, compose, problem } = d.docker;
     if (!engine || !compose) throw new DockerDown(problem ?? "docker is not available");
     return { engine, compose };
+  };
+
+  /**
+   * The file Sundeck runs: the prepared render, with the app networks' subnets from the pool (`assigned`, else the
+   * blocks recorded for the app: a start or restart names the same subnets its deploy did).
+   */
+  const withSubnets = (slug: string, p: Prepared, assigned?: Record<string, string>): string => {
+    const pool = d.subnets;
+    if (!pool?.enabled) return p.rendered;
+    const subnets = assigned ?? pool.recorded(slug, pooledNetworks(p.project, projectName(slug)));
+    return Object.keys(subnets).length
+      ? renderCompose(p.project, { routed: p.routed, publicNetwork: PUBLIC_NETWORK, subnets })
+      : p.rendered;
+  };
+
+  /** Blocks of the pool for the app's networks that are not there yet (one engine call lists what exists). */
+  const assignSubnets = async (engine: Engine, slug: string, p: Prepared): Promise<Record<string, string>> => {
+    const pool = d.subnets;
+    if (!pool?.enabled) return {};
+    const wanted = pooledNetworks(p.project, projectName(slug));
+    if (!wanted.length) return {};
+    return pool.assign(slug, wanted, await engine.networks({ labels: [] }));
   };
 
   /** Make the rendered file and the empty env file compose runs with. */
@@ -139,7 +166,7 @@ export function createComposeRun(d: ComposeRunDeps) {
   /** Re-render the version the app runs, for lifecycle actions (the rendered file may be gone with a wiped data dir). */
   const ensureRendered = (app: AppRow): Prepared | null => {
     const p = current(app);
-    if (p) writeRendered(app.slug, p.rendered);
+    if (p) writeRendered(app.slug, withSubnets(app.slug, p));
     return p;
   };
 
@@ -170,7 +197,10 @@ export function createComposeRun(d: ComposeRunDeps) {
       onLine: (text) => rc.line("down", text),
     });
     if (rc.signal.aborted) return "cancelled";
-    return swept.errors.length ? `removal failed: ${swept.errors.join("; ").slice(0, 500)}` : null;
+    if (swept.errors.length) return `removal failed: ${swept.errors.join("; ").slice(0, 500)}`;
+    // its networks are gone: the blocks go back to the pool
+    d.subnets?.release(slug);
+    return null;
   };
 
   return {
@@ -194,7 +224,14 @@ export function createComposeRun(d: ComposeRunDeps) {
     async runVersion(rc: RunCtx, p: Prepared, o: { pullAll: boolean }): Promise<{ error: string | null; touched: boolean }> {
       const slug = rc.app.slug;
       const { engine, compose } = docker();
-      writeRendered(slug, p.rendered);
+      let subnets: Record<string, string>;
+      try {
+        subnets = await assignSubnets(engine, slug, p);
+      } catch (e) {
+        if (e instanceof SubnetPoolExhausted) return { error: e.message, touched: false };
+        throw e;
+      }
+      writeRendered(slug, withSubnets(slug, p, subnets));
       if (p.routed.length) await engine.ensureNetwork(PUBLIC_NETWORK);
       const pullError = await pullImages(rc, slug, p, o.pullAll);
       if (pullError) return { error: pullError, touched: false };
@@ -221,8 +258,9 @@ export function failed(r: RunResult, what: string): string {
 /** Docker's words when its address pools have no subnet left for a new network (about 30 on a stock engine). */
 const POOL_EXHAUSTED = /non-overlapping IPv4 address pool|address pools have been fully subnetted/i;
 const POOL_HINT =
-  ": Docker has no address range left for this app's network (a stock engine holds about 30): give dockerd smaller" +
-  " subnets with default-address-pools in /etc/docker/daemon.json and restart it (docs/apps.md, Many apps on one host)";
+  ": Docker has no address range left for this app's network (a stock engine holds about 30): set docker.subnet_pool" +
+  " in Sundeck's config, or give dockerd smaller subnets with default-address-pools in /etc/docker/daemon.json" +
+  " (docs/apps.md, Many apps on one host)";
 
 /** Compose v1 ends a failed `up` with this summary; the cause is in an `ERROR: for <service>` line above it. */
 const GENERIC = /^(ERROR:\s*)?Encountered errors while bringing up the project\.?$/i;

@@ -52,6 +52,7 @@ describe("characters", () => {
     ["\u0085", "NEL"],
     ["\u0007", "control character"],
   ])("refuses %j coming from .env, naming the service and key", (ch, name) => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: compose interpolation in the file, not a JS template
     const err = refusal(web("    environment:\n      A: ${X}\n"), { X: `a${ch}privileged: true` });
     expect(err?.rule).toBe("characters");
     expect(err?.service).toBe("web");

@@ -59,7 +59,9 @@ ERROR: could not find an available, non-overlapping IPv4 address pool among the 
 `;
     const text = failed({ code: 1, output: out, killed: false }, "compose up");
     expect(text).toStartWith("compose up failed (exit 1): ERROR: could not find an available, non-overlapping IPv4 address pool");
-    expect(text).toContain("give dockerd smaller subnets with default-address-pools in /etc/docker/daemon.json");
+    expect(text).toContain(
+      "set docker.subnet_pool in Sundeck's config, or give dockerd smaller subnets with default-address-pools",
+    );
     expect(failed({ code: 1, output: V2, killed: false }, "compose up")).not.toContain("daemon.json");
   });
 
