@@ -13,6 +13,8 @@ import { type AppStatus, deriveStatus, type StatusBoard } from "./status";
 /** What a view reads of the deploy journal (the deploys module provides it; apps does not import deploys). */
 export interface JournalReader {
   version(id: number): { id: number; version: number; compose: string; envSealed: string } | undefined;
+  /** A version's number alone (no compose text), null when there is no such version. */
+  versionNumber(id: number): number | null;
   /** The routing settings kept with a version (JSON of its labels), null when it has none. */
   versionRouting(id: number): string | null;
   /** Keep the routing settings of a version stored before they were (checked once, then read from the row). */
@@ -41,14 +43,15 @@ export function createAppViews(d: ViewDeps) {
   /** Routing settings read from version rows, by version id (a version never changes what it routes). */
   const stored = new Map<number, { endpoints: Endpoint[]; labels: AppLabels }>();
 
+  /** Version numbers by id (a version never changes): the apps list names every app's without reading its row. */
+  const numbers = new Map<number, number | null>();
+
   const parsed = (app: AppRow) => {
-    const v = app.currentVersionId
-      ? d.journal.version(app.currentVersionId)
-      : app.attemptedVersionId
-        ? d.journal.version(app.attemptedVersionId)
-        : undefined;
-    const key = v ? `v${v.id}` : `f${app.slug}:${d.files.read(app.slug)?.hash ?? ""}`;
+    const id = app.currentVersionId ?? app.attemptedVersionId;
+    // a version's parse is cached by its id alone: its row (compose and sealed env) is read on a miss only
+    const key = id ? `v${id}` : `f${app.slug}:${d.files.read(app.slug)?.hash ?? ""}`;
     if (!cache.has(key)) {
+      const v = id ? d.journal.version(id) : undefined;
       const src = v ? { compose: v.compose, env: d.secrets.open(v.envSealed) } : d.files.read(app.slug);
       let value: { project: ComposeProject; endpoints: Endpoint[]; labels: AppLabels } | null = null;
       try {
@@ -87,7 +90,12 @@ export function createAppViews(d: ViewDeps) {
       const status: AppStatus = deriveStatus(app, containers, d.busy(app.slug), d.status.up);
       const p = parsed(app);
       const scale = appScale(app);
-      const current = app.currentVersionId ? d.journal.version(app.currentVersionId) : undefined;
+      const currentId = app.currentVersionId;
+      if (currentId && !numbers.has(currentId)) {
+        if (numbers.size > 5000) numbers.clear();
+        numbers.set(currentId, d.journal.versionNumber(currentId));
+      }
+      const currentNo = currentId ? (numbers.get(currentId) ?? null) : null;
       const last = d.journal.lastDeploy(app.id);
       return {
         slug: app.slug,
@@ -117,7 +125,7 @@ export function createAppViews(d: ViewDeps) {
           path: e.path,
           tls: e.tls,
         })),
-        current_version: current ? { id: current.id, version: current.version } : null,
+        current_version: currentId && currentNo !== null ? { id: currentId, version: currentNo } : null,
         last_deploy: last
           ? {
               id: last.id,

@@ -62,8 +62,27 @@ export function createDeployRepo(db: Db) {
     deploy: (id: number) => o.select().from(deploys).where(eq(deploys.id, id)).get(),
     recentDeploys: (appId: number, limit: number) =>
       o.select().from(deploys).where(eq(deploys.appId, appId)).orderBy(desc(deploys.id)).limit(limit).all(),
+    /** The latest deploy of an app: a cached statement, as the apps list reads it for every app. */
     lastDeploy: (appId: number) =>
-      o.select().from(deploys).where(eq(deploys.appId, appId)).orderBy(desc(deploys.id)).limit(1).get(),
+      db.sqlite
+        .query<
+          {
+            id: number;
+            action: string;
+            status: DeployStatus;
+            error: string | null;
+            startedAt: string;
+            finishedAt: string | null;
+          },
+          [number]
+        >(
+          "SELECT id, action, status, error, started_at AS startedAt, finished_at AS finishedAt FROM deploys WHERE app_id = ? ORDER BY id DESC LIMIT 1",
+        )
+        .get(appId) ?? undefined,
+    /** A version's number (1, 2, 3... per app), without its compose text; a cached statement. */
+    versionNumber: (id: number): number | null =>
+      db.sqlite.query<{ version: number }, [number]>("SELECT version FROM compose_versions WHERE id = ?").get(id)?.version ??
+      null,
     /** Deploys a crash left running. */
     running: () => o.select().from(deploys).where(eq(deploys.status, "running")).all(),
   };
