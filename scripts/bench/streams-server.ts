@@ -41,24 +41,34 @@ export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>
   }
 }
 
-/** Start `binary serve` with a fresh config; stream caps at `maxStreams` in all and per user. */
-export async function startServer(binary: string, maxStreams: number): Promise<Server> {
-  const dir = mkdtempSync(join(tmpdir(), "sundeck-streambench-"));
+/**
+ * Start `binary serve` with a fresh config; stream caps at `maxStreams` in all and per user. `again` starts it over
+ * the directory and key of an earlier run (a restart); `env` adds to or overrides the server's environment.
+ */
+export async function startServer(
+  binary: string,
+  maxStreams: number,
+  o: { again?: { dir: string; key: string }; env?: Record<string, string> } = {},
+): Promise<Server> {
+  const dir = o.again?.dir ?? mkdtempSync(join(tmpdir(), "sundeck-streambench-"));
   const config = join(dir, "config.yaml");
-  run([binary, "init", "--config", config, "--data-dir", join(dir, "data"), "--apps-dir", join(dir, "apps")]);
-  const text = readFileSync(config, "utf8");
-  writeFileSync(
-    config,
-    `${text
-      .replace(/^listen_addr:.*$/m, "")
-      .replace(/^management_port:.*$/m, "")
-      .replace(/^ {2}mode:.*$/m, "  mode: off")}\nlisten_addr: 127.0.0.1:0\nmanagement_port: 0\n`,
-  );
-  const pass = ["--password", "bench-streams-password"];
-  run([binary, "users", "create", "--config", config, "--username", "bench", ...pass, "--role", "super_admin"]);
-  const out = run([binary, "apikey", "create", "--config", config, "--username", "bench", "--name", "streams"]);
-  const key = /sd_[0-9a-f]+/.exec(out)?.[0];
-  if (!key) throw new Error(`no API key in: ${out}`);
+  let key = o.again?.key;
+  if (!key) {
+    run([binary, "init", "--config", config, "--data-dir", join(dir, "data"), "--apps-dir", join(dir, "apps")]);
+    const text = readFileSync(config, "utf8");
+    writeFileSync(
+      config,
+      `${text
+        .replace(/^listen_addr:.*$/m, "")
+        .replace(/^management_port:.*$/m, "")
+        .replace(/^ {2}mode:.*$/m, "  mode: off")}\nlisten_addr: 127.0.0.1:0\nmanagement_port: 0\n`,
+    );
+    const pass = ["--password", "bench-streams-password"];
+    run([binary, "users", "create", "--config", config, "--username", "bench", ...pass, "--role", "super_admin"]);
+    const out = run([binary, "apikey", "create", "--config", config, "--username", "bench", "--name", "streams"]);
+    key = /sd_[0-9a-f]+/.exec(out)?.[0];
+    if (!key) throw new Error(`no API key in: ${out}`);
+  }
   const env = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: process.env.HOME ?? "/root",
@@ -71,6 +81,7 @@ export async function startServer(binary: string, maxStreams: number): Promise<S
     SUNDECK_STREAMS_MAX_PER_USER: String(maxStreams),
     ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}),
     ...(process.env.BUN_OPTIONS ? { BUN_OPTIONS: process.env.BUN_OPTIONS } : {}),
+    ...o.env,
   };
   const proc = Bun.spawn([binary, "serve", "--config", config], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   let printed = "";
@@ -133,7 +144,7 @@ export async function startServer(binary: string, maxStreams: number): Promise<S
     };
   } catch (e) {
     await stop();
-    rmSync(dir, { recursive: true, force: true });
+    if (!o.again) rmSync(dir, { recursive: true, force: true });
     throw e;
   }
 }
