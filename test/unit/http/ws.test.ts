@@ -11,7 +11,7 @@ import { openWs } from "../../helpers/ws";
 const PATH = "/api/system/process-logs/stream";
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer({}, { wsTimings: { readDeadlineMs: 600, pingEveryMs: 150, authRecheckMs: 200 } });
+  s = await startTestServer({}, { wsTimings: { readDeadlineMs: 1200, pingEveryMs: 150, authRecheckMs: 200 } });
 });
 afterAll(() => s.stop());
 
@@ -74,11 +74,11 @@ describe("websocket streams", () => {
     const port = Number(new URL(s.url).port);
     const silent = await rawWs(port, PATH, { cookie: `session=${s.root.cookie}`, origin: s.url });
     const started = Date.now();
-    await until(() => silent.ended, { timeout: 3000, what: "the silent socket to close" });
+    await until(() => silent.ended, { timeout: 6000, what: "the silent socket to close" });
     expect(silent.closeCode).toBe(1008);
     const close = silent.frames.find((f) => f.opcode === OP.close);
     expect(close?.payload.subarray(2).toString()).toBe("read deadline exceeded");
-    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1100);
     expect(silent.frames.filter((f) => f.opcode === OP.ping).length).toBeGreaterThanOrEqual(2);
   });
 
@@ -94,7 +94,9 @@ describe("websocket streams", () => {
     }, 50);
     try {
       const started = Date.now();
-      await until(() => Date.now() - started > 1500, { timeout: 3000 });
+      // past twice the read deadline: a client that talks or answers pings is kept (the deadline leaves room for a
+      // loaded machine: at 600 ms a busy CI runner once closed the ponger)
+      await until(() => Date.now() - started > 2600, { timeout: 5000 });
       expect(chatty.ended).toBe(false);
       expect(ponger.ended).toBe(false);
       expect(answered).toBeGreaterThanOrEqual(3);
