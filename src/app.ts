@@ -31,6 +31,7 @@ import { prometheusRoutes } from "./modules/metrics/prometheus-routes";
 import { metricsRoutes } from "./modules/metrics/routes";
 import { registryRoutes } from "./modules/registries/routes";
 import { systemRoutes } from "./modules/system/routes";
+import { templateRoutes } from "./modules/templates/routes";
 import { userRoutes } from "./modules/users/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 
@@ -83,7 +84,8 @@ export function createApp(ctx: Ctx) {
     .use(certRoutes(ctx))
     .use(metricsRoutes(ctx))
     .use(prometheusRoutes(ctx))
-    .use(gitSyncRoutes(ctx));
+    .use(gitSyncRoutes(ctx))
+    .use(templateRoutes(ctx));
 
   let doc: unknown;
   return app

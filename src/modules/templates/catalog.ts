@@ -1,0 +1,124 @@
+/**
+ * The template catalog: the embedded YAML files read and checked once, on first use (a server that never shows a
+ * template never holds them). A file that does not hold a well-formed template stops the load with its id named: the
+ * catalog test reads every file the same way, so that never reaches a release.
+ */
+import { type Static, Type as T } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { parse } from "yaml";
+import { SECRET_CHARSETS, type TemplateDetail, type TemplateSummary, VARIABLE_TYPES } from "../../shared/templates";
+
+const Variable = T.Object(
+  {
+    key: T.String({ pattern: "^[A-Z][A-Z0-9_]*$" }),
+    label: T.String({ minLength: 1 }),
+    type: T.Union(VARIABLE_TYPES.map((t) => T.Literal(t))),
+    required: T.Boolean(),
+    default: T.Optional(T.String()),
+    help: T.Optional(T.String()),
+    generate: T.Optional(
+      T.Object(
+        { length: T.Integer({ minimum: 8, maximum: 256 }), charset: T.Union(SECRET_CHARSETS.map((c) => T.Literal(c))) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const TemplateFile = T.Object(
+  {
+    id: T.String({ pattern: "^[a-z0-9]+(-[a-z0-9]+)*$", maxLength: 40 }),
+    name: T.String({ minLength: 1 }),
+    description: T.String({ minLength: 1 }),
+    category: T.String({ minLength: 1 }),
+    tags: T.Array(T.String({ minLength: 1 })),
+    version: T.Integer({ minimum: 1 }),
+    icon: T.String({ pattern: "^<svg[\\s\\S]*</svg>\\s*$" }),
+    web: T.Union([T.Object({ service: T.String(), port: T.Integer({ minimum: 1, maximum: 65535 }) }), T.Null()]),
+    /** The data worth a daily backup: the service and the backup strategy that reads it. */
+    database: T.Optional(T.Object({ service: T.String(), strategy: T.String() })),
+    variables: T.Array(Variable),
+    notes: T.String(),
+    compose: T.String({ minLength: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+export type TemplateFileData = Static<typeof TemplateFile>;
+
+/** A template as the catalog holds it. */
+export interface Template extends TemplateDetail {
+  database: { service: string; strategy: string } | null;
+}
+
+/** Read one embedded file; throws naming what is wrong. */
+export function readTemplate(text: string): Template {
+  const doc = parse(text) as unknown;
+  if (!Value.Check(TemplateFile, doc)) {
+    const first = Value.Errors(TemplateFile, doc).First();
+    const id = (doc as { id?: unknown })?.id;
+    throw new Error(`template ${JSON.stringify(id ?? "?")}: ${first?.path || "(root)"} ${first?.message ?? "is malformed"}`);
+  }
+  const services = Object.keys((parse(doc.compose) as { services?: Record<string, unknown> })?.services ?? {});
+  return {
+    id: doc.id,
+    name: doc.name,
+    description: doc.description,
+    category: doc.category,
+    tags: doc.tags,
+    services,
+    variables: doc.variables.map((v) => ({
+      key: v.key,
+      label: v.label,
+      type: v.type,
+      required: v.required,
+      default: v.default ?? null,
+      help: v.help ?? null,
+      ...(v.generate ? { generate: v.generate } : {}),
+    })),
+    version: doc.version,
+    icon: doc.icon.trim(),
+    web: doc.web,
+    database: doc.database ?? null,
+    compose: doc.compose,
+    notes: doc.notes,
+  };
+}
+
+let loaded: Promise<ReadonlyMap<string, Template>> | null = null;
+
+/** Every template by id, in name order; read on the first call. */
+export function catalog(): Promise<ReadonlyMap<string, Template>> {
+  loaded ??= import("./catalog/index").then(({ TEMPLATE_FILES }) => {
+    const list = TEMPLATE_FILES.map(readTemplate).sort((a, b) => a.name.localeCompare(b.name));
+    const out = new Map<string, Template>();
+    for (const t of list) {
+      if (out.has(t.id)) throw new Error(`template ${JSON.stringify(t.id)} is in the catalog twice`);
+      out.set(t.id, t);
+    }
+    return out;
+  });
+  return loaded;
+}
+
+/** The list form of a template (no compose text, no notes). */
+export function summary(t: Template): TemplateSummary {
+  return {
+    id: t.id,
+    name: t.name,
+    description: t.description,
+    category: t.category,
+    tags: t.tags,
+    services: t.services,
+    variables: t.variables,
+    version: t.version,
+    icon: t.icon,
+    web: t.web,
+  };
+}
+
+/** The detail form (GET /api/templates/{id}). */
+export function detail(t: Template): TemplateDetail {
+  return { ...summary(t), compose: t.compose, notes: t.notes };
+}
