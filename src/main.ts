@@ -42,6 +42,7 @@ const main = defineCommand({
     cancel: () => import("./cli/cancel").then((m) => m.default),
     backup: () => import("./cli/backup").then((m) => m.default),
     git: () => import("./cli/git").then((m) => m.default),
+    templates: () => import("./cli/templates").then((m) => m.default),
   },
 });
 
