@@ -12,6 +12,14 @@ export type { AppStatus };
 
 const PREFIX = "sundeck-";
 
+/** Past this many projects with events, one listing of everything is cheaper than one listing per project. */
+const MAX_PROJECT_READS = 8;
+
+/** Containers in service order, then by replica number. */
+function sortContainers(list: ContainerSummary[]): ContainerSummary[] {
+  return list.sort((a, b) => (a.service ?? "").localeCompare(b.service ?? "") || (a.number ?? 0) - (b.number ?? 0));
+}
+
 /** Status of one app from its containers and desired state. */
 export function deriveStatus(app: AppRow, containers: ContainerSummary[], busy: boolean, engineUp: boolean): AppStatus {
   if (app.removedAt) return "removed";
@@ -40,8 +48,13 @@ export class StatusBoard {
   private interval: ReturnType<typeof setInterval> | undefined;
   private events: AbortController | undefined;
   private refreshing: Promise<void> | null = null;
-  /** A refresh was asked for while one was in flight: its listing may predate the event, so run once more. */
-  private again = false;
+  /** What the next refresh reads: everything, or the projects that had events (asked while one may be in flight). */
+  private wanted: { all: boolean; projects: Set<string> } = { all: false, projects: new Set() };
+  /** Projects (or all) waiting for the debounced refresh, and for the confirming one a second later. */
+  private soon = new Set<string>();
+  private soonAll = false;
+  private later = new Set<string>();
+  private laterAll = false;
   private readonly listeners = new Set<() => void>();
   /** Refreshes done, for tests that wait on the board. */
   generation = 0;
@@ -63,14 +76,39 @@ export class StatusBoard {
 
   /** Re-read every container now (or right after the refresh in flight, whose listing may be older than the ask). */
   refresh(): Promise<void> {
-    if (this.refreshing) {
-      this.again = true;
-      return this.refreshing;
-    }
+    this.wanted.all = true;
+    return this.schedule();
+  }
+
+  /**
+   * Serve what was asked for: one listing of every container, or one per project that had an event (a burst of
+   * deploys on a host of N apps would otherwise list all N apps' containers for each event: N^2 in all). Refreshes run
+   * one at a time, in order; a request made while one runs is served by the next, which the returned promise awaits.
+   */
+  private schedule(): Promise<void> {
+    if (this.refreshing) return this.refreshing;
     this.refreshing = (async () => {
-      const engine = this.engine();
       try {
-        if (!engine) throw new Error("no engine");
+        while (this.wanted.all || this.wanted.projects.size) {
+          const { all, projects } = this.wanted;
+          this.wanted = { all: false, projects: new Set() };
+          await this.read(all || projects.size > MAX_PROJECT_READS ? null : projects);
+          this.generation++;
+          for (const l of this.listeners) l();
+        }
+      } finally {
+        this.refreshing = null;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  /** List every container (`projects` null) or only those of the given projects, and keep the result. */
+  private async read(projects: ReadonlySet<string> | null): Promise<void> {
+    const engine = this.engine();
+    try {
+      if (!engine) throw new Error("no engine");
+      if (projects === null) {
         const all = await engine.containers({ labels: ["com.docker.compose.project"] });
         const next = new Map<string, ContainerSummary[]>();
         for (const c of all) {
@@ -79,38 +117,54 @@ export class StatusBoard {
           list.push(c);
           next.set(c.project, list);
         }
-        for (const list of next.values())
-          list.sort((a, b) => (a.service ?? "").localeCompare(b.service ?? "") || (a.number ?? 0) - (b.number ?? 0));
+        for (const list of next.values()) sortContainers(list);
         this.byProject = next;
-        this.engineUp = true;
-      } catch {
-        this.engineUp = false;
-      } finally {
-        this.generation++;
-        this.refreshing = null;
+      } else {
+        // a new map, so a reader holding the old one sees it whole
+        const next = new Map(this.byProject);
+        for (const project of projects) {
+          const list = sortContainers(await engine.containers({ project }));
+          if (list.length) next.set(project, list);
+          else next.delete(project);
+        }
+        this.byProject = next;
       }
-      for (const l of this.listeners) l();
-      if (this.again) {
-        this.again = false;
-        await this.refresh();
-      }
-    })();
-    return this.refreshing;
+      this.engineUp = true;
+    } catch {
+      this.engineUp = false;
+    }
   }
 
   /**
    * Refresh soon (coalescing bursts of events), and once more a second later: the engine can list a container as
-   * running just after its `die` event, and a `kill` brings no later event to correct that.
+   * running just after its `die` event, and a `kill` brings no later event to correct that. With a project, only its
+   * containers are read again; without, every container.
    */
-  poke(): void {
+  poke(project?: string): void {
+    if (project) this.soon.add(project);
+    else this.soonAll = true;
     if (!this.timer) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
-        void this.refresh();
+        this.take(this.soon, this.soonAll);
+        this.soon = new Set();
+        this.soonAll = false;
       }, this.opts.debounceMs ?? 150);
     }
+    if (project) this.later.add(project);
+    else this.laterAll = true;
     clearTimeout(this.confirm);
-    this.confirm = setTimeout(() => void this.refresh(), 1000);
+    this.confirm = setTimeout(() => {
+      this.take(this.later, this.laterAll);
+      this.later = new Set();
+      this.laterAll = false;
+    }, 1000);
+  }
+
+  private take(projects: ReadonlySet<string>, all: boolean): void {
+    if (all) this.wanted.all = true;
+    for (const p of projects) this.wanted.projects.add(p);
+    void this.schedule();
   }
 
   onChange(fn: () => void): () => void {
@@ -146,7 +200,8 @@ export class StatusBoard {
             signal: ac.signal,
           })) {
             backoff = 1000;
-            if ((ev.attributes["com.docker.compose.project"] ?? "").startsWith(PREFIX)) this.poke();
+            const project = ev.attributes["com.docker.compose.project"] ?? "";
+            if (project.startsWith(PREFIX)) this.poke(project);
           }
         } catch (e) {
           if (ac.signal.aborted) return;
