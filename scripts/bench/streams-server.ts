@@ -19,6 +19,8 @@ export interface Server {
   dir: string;
   /** Lines the server printed that mention a warning or an error. */
   warnings: string[];
+  /** The last 500 lines the server printed. */
+  recent: string[];
   api(path: string, init?: RequestInit): Promise<Response>;
   streams(): Promise<StreamsInfo>;
   stop(): Promise<void>;
@@ -86,6 +88,7 @@ export async function startServer(
   const proc = Bun.spawn([binary, "serve", "--config", config], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   let printed = "";
   const warnings: string[] = [];
+  const recent: string[] = [];
   const drain = async (s: ReadableStream<Uint8Array>) => {
     const dec = new TextDecoder();
     let rest = "";
@@ -95,6 +98,8 @@ export async function startServer(
       rest = lines.pop() ?? "";
       for (const l of lines) {
         if (printed.length < 64 * 1024) printed += `${l}\n`;
+        recent.push(l);
+        if (recent.length > 500) recent.shift();
         if (/warn|error|fail/i.test(l) && warnings.length < 200) warnings.push(l);
       }
     }
@@ -134,6 +139,7 @@ export async function startServer(
       key,
       dir,
       warnings,
+      recent,
       api,
       async streams() {
         const r = await api("/api/system/info");
