@@ -48,7 +48,7 @@ afterAll(async () => {
 describe("the catalog", () => {
   it("lists every template with its variables, and shows one with its compose text", async () => {
     const list = (await s.root.get("/api/templates")).json;
-    expect(list.length).toBeGreaterThanOrEqual(14);
+    expect(list.length).toBeGreaterThanOrEqual(40);
     const gitea = list.find((t: any) => t.id === "gitea");
     expect(gitea).toMatchObject({
       name: "Gitea",

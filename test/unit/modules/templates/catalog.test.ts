@@ -48,7 +48,7 @@ const render = (t: Template, mode: "quick" | "domain" | "none") => {
 };
 
 it("holds templates with ids of their own", () => {
-  expect(templates.length).toBeGreaterThanOrEqual(14);
+  expect(templates.length).toBeGreaterThanOrEqual(40);
   expect(new Set(templates.map((t) => t.id)).size).toBe(templates.length);
 });
 
