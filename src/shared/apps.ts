@@ -47,6 +47,8 @@ export interface AppView {
   services: AppService[];
   endpoints: AppEndpoint[];
   current_version: { id: number; version: number } | null;
+  /** The catalog template the app was made from (POST /api/templates/{id}/deploy), null otherwise. */
+  template: { id: string; version: number } | null;
   last_deploy: LastDeploy | null;
   last_error: string | null;
   created_at: string;

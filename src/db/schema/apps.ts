@@ -17,6 +17,8 @@ export const apps = sqliteTable("apps", {
   lastError: text("last_error"),
   /** Set when the app's directory went away and its containers were taken down (volumes kept). */
   removedAt: text("removed_at"),
+  /** The catalog template the app was made from, JSON `{id, version}`; null for an app made otherwise. */
+  templateJson: text("template_json"),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
 });

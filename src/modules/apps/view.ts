@@ -36,6 +36,17 @@ export interface ViewDeps {
   prepare: (slug: string, compose: string, env: string) => Prepared;
 }
 
+/** The template an app row remembers, or null (also for a value that does not read as one). */
+function templateOf(json: string | null): { id: string; version: number } | null {
+  if (!json) return null;
+  try {
+    const t = JSON.parse(json) as { id?: unknown; version?: unknown };
+    return typeof t.id === "string" && typeof t.version === "number" ? { id: t.id, version: t.version } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Builds app views, caching the parse of each version. */
 export function createAppViews(d: ViewDeps) {
   const cache = new Map<string, { project: ComposeProject; endpoints: Endpoint[]; labels: AppLabels } | null>();
@@ -126,6 +137,7 @@ export function createAppViews(d: ViewDeps) {
           tls: e.tls,
         })),
         current_version: currentId && currentNo !== null ? { id: currentId, version: currentNo } : null,
+        template: templateOf(app.templateJson),
         last_deploy: last
           ? {
               id: last.id,

@@ -76,7 +76,10 @@ export function createDeployer(d: DeployerDeps) {
     const existing = d.apps.bySlug(slug);
     if (existing && !existing.removedAt) return existing;
     return d.db.tx(() => {
-      const app = existing ? d.apps.update(existing.id, { removedAt: null }, now()) : d.apps.create(slug, now());
+      // a removed app made again is a new app: it forgets the template it was made from
+      const app = existing
+        ? d.apps.update(existing.id, { removedAt: null, templateJson: null }, now())
+        : d.apps.create(slug, now());
       appEntry(d.activity, app, {
         actor,
         category: "lifecycle",

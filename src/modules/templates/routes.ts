@@ -8,6 +8,7 @@ import { formatEnvFile } from "../../compose/envfile";
 import type { Ctx } from "../../context";
 import { withStatus } from "../../http/respond";
 import { conflict, notFound } from "../../lib/errors";
+import { iso } from "../../lib/time";
 import type { Accepted } from "../../shared/deploys";
 import { SLUG_MAX } from "../../shared/slug";
 import type { TemplateDetail, TemplateSummary } from "../../shared/templates";
@@ -66,6 +67,14 @@ export function templateRoutes(ctx: Ctx) {
           actor,
           source: actor.source,
         });
+        // the app remembers what it was made from (the dashboard compares it with the catalog's version)
+        const app = ctx.appRepo.bySlug(slug);
+        if (app)
+          ctx.appRepo.update(
+            app.id,
+            { templateJson: JSON.stringify({ id: template.id, version: template.version }) },
+            iso(ctx.clock.now()),
+          );
         return withStatus(set, 202, { slug, deploy_id: deployId } satisfies Accepted);
       },
       {

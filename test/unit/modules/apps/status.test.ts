@@ -16,6 +16,7 @@ const app = (over: Partial<AppRow> = {}): AppRow => ({
   lastDeployStatus: "succeeded",
   lastError: null,
   removedAt: null,
+  templateJson: null,
   createdAt: "",
   updatedAt: "",
   ...over,

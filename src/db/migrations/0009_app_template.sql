@@ -1,0 +1,1 @@
+ALTER TABLE `apps` ADD `template_json` text;
