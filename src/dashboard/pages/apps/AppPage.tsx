@@ -122,6 +122,7 @@ export function AppPage({ slug }: { slug: string }) {
           {a.current_version ? `Version ${a.current_version.version}` : "No good version yet"}
           {" · "}
           {a.services.length} {a.services.length === 1 ? "service" : "services"}
+          {a.template && ` · from template ${a.template.id} (version ${a.template.version})`}
           {a.last_deploy && (
             <>
               {" · "}last {a.last_deploy.action} {a.last_deploy.status}{" "}
