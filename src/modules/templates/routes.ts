@@ -7,7 +7,7 @@ import { Elysia, t } from "elysia";
 import { formatEnvFile } from "../../compose/envfile";
 import type { Ctx } from "../../context";
 import { withStatus } from "../../http/respond";
-import { conflict, notFound } from "../../lib/errors";
+import { badRequest, conflict, notFound } from "../../lib/errors";
 import { iso } from "../../lib/time";
 import type { Accepted } from "../../shared/deploys";
 import { SLUG_MAX } from "../../shared/slug";
@@ -59,7 +59,8 @@ export function templateRoutes(ctx: Ctx) {
         }
         const { env } = resolveVariables(template.variables, body.variables ?? {});
         const routing = chooseRouting(slug, body.routing, ctx.settings.publicHost());
-        if (routing.host && !template.web) throw conflict(`template ${template.id} serves no web page to route`);
+        if (routing.host && !template.web)
+          throw badRequest(`template ${template.id} serves no web page to route: deploy it with routing mode none`);
         const compose = template.web
           ? withRouteLabels(template.compose, template.web.service, template.web.port, routing)
           : template.compose;

@@ -125,6 +125,9 @@ describe("a deploy from a template", () => {
       routing: { mode: "elsewhere" },
     });
     expect(mode.text).toContain("routing.mode must be quick, domain or none");
+    const noWeb = await deploy("postgres", { slug: "tpl-admin", routing: { mode: "domain", domain: "db.example.com" } });
+    expect(noWeb.status).toBe(400);
+    expect(noWeb.text).toContain("template postgres serves no web page to route: deploy it with routing mode none");
     expect((await s.root.get("/api/apps/tpl-admin")).status).toBe(404);
   });
 });
