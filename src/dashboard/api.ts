@@ -4,6 +4,7 @@
  */
 
 import type { BackupConfigInput } from "./backups";
+import type { EndpointInput } from "./pages/apps/endpoint-rows";
 import type {
   Accepted,
   ActivityDetail,
@@ -231,6 +232,8 @@ export const api = {
     /** Replaces the .env; the server starts a redeploy (its id is not returned). */
     setEnv: (slug: string, env: Record<string, string>) =>
       request<Record<string, string>>("PUT", `/api/apps/${enc(slug)}/env`, env),
+    /** Replaces the app's endpoints (labels in the compose file, as a new version) and deploys it. */
+    setEndpoints: (slug: string, list: EndpointInput[]) => request<Accepted>("PUT", `/api/apps/${enc(slug)}/endpoints`, list),
     activity: (slug: string, f: ActivityFilter, signal?: AbortSignal) =>
       request<ActivityPage>("GET", `/api/apps/${enc(slug)}/activity${activityQuery(f)}`, undefined, { signal }),
     /** Certificate state of every host of the app. */
