@@ -73,7 +73,7 @@ export function AppPage({ slug }: { slug: string }) {
         body = <ServicesTab app={a} run={run} canEdit={canEdit} busy={busy} />;
         break;
       case "endpoints":
-        body = <EndpointsTab app={a} canEdit={canEdit} />;
+        body = <EndpointsTab app={a} run={run} canEdit={canEdit} busy={busy} />;
         break;
       case "traffic":
         body = <TrafficTab app={a} />;

@@ -1,8 +1,10 @@
 /**
  * The app's endpoints: each one's hosts as links, target service and port, path prefix and effective TLS mode, and per
  * host the certificate served (status, source, expiry with days left, next attempt, error). Hosts in `custom` mode get
- * an upload form; a link to the trust page appears when visitors see certificates of the local CA.
+ * an upload form; a link to the trust page appears when visitors see certificates of the local CA. Editors switch the tab
+ * to the endpoints editor (EndpointsEditor), which saves them as labels and deploys.
  */
+import { useState } from "preact/hooks";
 import { api } from "../../api";
 import { ErrorText } from "../../components/Field";
 import { TrustNote } from "../../components/TrustLink";
@@ -12,7 +14,10 @@ import { useSystemInfo } from "../../sysinfo";
 import type { AppEndpoint, AppView, CertInfo, TlsMode } from "../../types";
 import { CertCell, ExpiryCell } from "./CertState";
 import { CertUpload } from "./CertUpload";
+import { EndpointsEditor } from "./EndpointsEditor";
+import { type EndpointRow, newRow, rowsOf, serviceNames } from "./endpoint-rows";
 import { effectiveTls, endpointUrl, modeText, sourceText, usesLocalCa } from "./endpoints";
+import type { DeployRun } from "./useDeployRun";
 
 /** Certificates change on their own (orders, renewals): refreshed this often while the tab is visible. */
 export const CERTS_POLL_MS = 10_000;
@@ -137,23 +142,56 @@ function Endpoint({ slug, ep, server, certs, canEdit, onChanged }: EndpointProps
   );
 }
 
+export interface EndpointsTabProps {
+  app: AppView;
+  canEdit: boolean;
+  /** The page's deploy run: the editor's save shows its output there. */
+  run: DeployRun;
+  busy: boolean;
+}
+
 /** The tab. */
-export function EndpointsTab({ app, canEdit }: { app: AppView; canEdit: boolean }) {
+export function EndpointsTab({ app, canEdit, run, busy }: EndpointsTabProps) {
   const slug = app.slug;
   const info = useSystemInfo();
+  // the rows the editor opened with; null while the tab shows the endpoints
+  const [editing, setEditing] = useState<EndpointRow[] | null>(null);
+  const editable = canEdit && serviceNames(app).length > 0;
   const hostsKey = app.endpoints.flatMap((e) => e.hosts).join(",");
   const certs = usePolled(() => api.apps.certs(slug), CERTS_POLL_MS, [slug, hostsKey]);
   const server = info.data?.tls_mode;
   const byHost = new Map((certs.data ?? []).map((c) => [c.domain, c]));
 
+  if (editing) {
+    return (
+      <EndpointsEditor
+        app={app}
+        run={run}
+        busy={busy}
+        server={info.data?.tls_mode}
+        initial={editing}
+        onClose={() => setEditing(null)}
+      />
+    );
+  }
+
   if (app.endpoints.length === 0) {
     return (
       <section class="card empty-state">
         <h2>No endpoints</h2>
-        <p class="muted">
-          The proxy routes nothing to this app. Give a service a <code>sundeck.domain</code> label (and <code>sundeck.port</code>{" "}
-          when it exposes several ports) to publish it on a host name.
-        </p>
+        {editable ? (
+          <>
+            <p class="muted">The proxy routes nothing to this app. Publish one of its services on a host name.</p>
+            <button type="button" class="btn primary" onClick={() => setEditing([newRow(app)])}>
+              Add an endpoint
+            </button>
+          </>
+        ) : (
+          <p class="muted">
+            The proxy routes nothing to this app. Give a service a <code>sundeck.domain</code> label (and{" "}
+            <code>sundeck.port</code> when it exposes several ports) to publish it on a host name.
+          </p>
+        )}
       </section>
     );
   }
@@ -164,10 +202,17 @@ export function EndpointsTab({ app, canEdit }: { app: AppView; canEdit: boolean 
       <ErrorText error={info.error ?? certs.error} />
       {!server && info.loading && <p class="muted">Loading…</p>}
       {server && (
-        <p class="muted small endpoints-intro">
-          The server's TLS mode is <strong>{server}</strong> ({modeText(server)}); endpoints without a <code>sundeck.tls</code>{" "}
-          label use it. Certificates refresh every {CERTS_POLL_MS / 1000} s.
-        </p>
+        <div class="endpoints-intro">
+          <p class="muted small endpoints-intro-text">
+            The server's TLS mode is <strong>{server}</strong> ({modeText(server)}); endpoints without a <code>sundeck.tls</code>{" "}
+            label use it. Certificates refresh every {CERTS_POLL_MS / 1000} s.
+          </p>
+          {editable && (
+            <button type="button" class="btn small" onClick={() => setEditing(rowsOf(app.endpoints))}>
+              Edit endpoints
+            </button>
+          )}
+        </div>
       )}
       {server && usesLocalCa(modes, certs.data ?? []) && <TrustNote />}
       {server &&
