@@ -5,6 +5,7 @@
  */
 import actual from "./actual.yml" with { type: "text" };
 import adminer from "./adminer.yml" with { type: "text" };
+import authelia from "./authelia.yml" with { type: "text" };
 import codeServer from "./code-server.yml" with { type: "text" };
 import filebrowser from "./filebrowser.yml" with { type: "text" };
 import gitea from "./gitea.yml" with { type: "text" };
@@ -45,6 +46,7 @@ import umami from "./umami.yml" with { type: "text" };
 import uptimeKuma from "./uptime-kuma.yml" with { type: "text" };
 import valkey from "./valkey.yml" with { type: "text" };
 import vaultwarden from "./vaultwarden.yml" with { type: "text" };
+import webhookTester from "./webhook-tester.yml" with { type: "text" };
 import wikijs from "./wikijs.yml" with { type: "text" };
 import woodpecker from "./woodpecker.yml" with { type: "text" };
 import wordpress from "./wordpress.yml" with { type: "text" };
@@ -52,6 +54,7 @@ import wordpress from "./wordpress.yml" with { type: "text" };
 export const TEMPLATE_FILES: readonly string[] = [
   actual,
   adminer,
+  authelia,
   codeServer,
   filebrowser,
   gitea,
@@ -92,6 +95,7 @@ export const TEMPLATE_FILES: readonly string[] = [
   uptimeKuma,
   valkey,
   vaultwarden,
+  webhookTester,
   wikijs,
   woodpecker,
   wordpress,
