@@ -6,6 +6,7 @@
 import { type Static, Type as T } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parse } from "yaml";
+import { BACKUP_STRATEGIES } from "../../shared/backups";
 import { SECRET_CHARSETS, type TemplateDetail, type TemplateSummary, VARIABLE_TYPES } from "../../shared/templates";
 
 const Variable = T.Object(
@@ -37,7 +38,12 @@ const TemplateFile = T.Object(
     icon: T.String({ pattern: "^<svg[\\s\\S]*</svg>\\s*$" }),
     web: T.Union([T.Object({ service: T.String(), port: T.Integer({ minimum: 1, maximum: 65535 }) }), T.Null()]),
     /** The data worth a daily backup: the service and the backup strategy that reads it. */
-    database: T.Optional(T.Object({ service: T.String(), strategy: T.String() })),
+    database: T.Optional(
+      T.Object(
+        { service: T.String(), strategy: T.Union(BACKUP_STRATEGIES.map((s) => T.Literal(s))) },
+        { additionalProperties: false },
+      ),
+    ),
     variables: T.Array(Variable),
     notes: T.String(),
     compose: T.String({ minLength: 1 }),
@@ -48,9 +54,7 @@ const TemplateFile = T.Object(
 export type TemplateFileData = Static<typeof TemplateFile>;
 
 /** A template as the catalog holds it. */
-export interface Template extends TemplateDetail {
-  database: { service: string; strategy: string } | null;
-}
+export type Template = TemplateDetail;
 
 /** Read one embedded file; throws naming what is wrong. */
 export function readTemplate(text: string): Template {
@@ -115,6 +119,7 @@ export function summary(t: Template): TemplateSummary {
     version: t.version,
     icon: t.icon,
     web: t.web,
+    database: t.database,
   };
 }
 

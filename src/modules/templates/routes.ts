@@ -1,22 +1,19 @@
 /**
- * Templates: the embedded catalog (list, one with its compose text) and a deploy from one, with its variables and
- * routing; the deploy is an ordinary API deploy of the rendered compose file and .env.
+ * Templates: the embedded catalog (list, one with its compose text), the render of a deploy (the texts it would
+ * deploy, for review) and a deploy from one, with its variables, routing and batteries; the deploy is an ordinary
+ * API deploy of the rendered (or reviewed) compose file and .env.
  */
-import { existsSync } from "node:fs";
-import { Elysia, t } from "elysia";
-import { formatEnvFile } from "../../compose/envfile";
+import { Elysia } from "elysia";
 import type { Ctx } from "../../context";
 import { withStatus } from "../../http/respond";
-import { badRequest, conflict, notFound } from "../../lib/errors";
+import { notFound } from "../../lib/errors";
 import { iso } from "../../lib/time";
-import type { Accepted } from "../../shared/deploys";
-import { SLUG_MAX } from "../../shared/slug";
-import type { TemplateDetail, TemplateSummary } from "../../shared/templates";
-import { checkSlug } from "../apps/slug";
+import type { TemplateDeployAccepted, TemplateDetail, TemplateRender, TemplateSummary } from "../../shared/templates";
 import { authPlugin } from "../auth/macro";
+import { makeBatteries } from "./batteries";
 import { catalog, detail, summary } from "./catalog";
-import { chooseRouting, withRouteLabels } from "./routing";
-import { resolveVariables } from "./variables";
+import { DeployBody, RenderBody } from "./model";
+import { createTemplateRenderer } from "./render";
 
 export function templateRoutes(ctx: Ctx) {
   const find = async (id: string) => {
@@ -24,19 +21,10 @@ export function templateRoutes(ctx: Ctx) {
     if (!t) throw notFound();
     return t;
   };
-  /** Whether an app (or a directory the reconciler would deploy) holds the slug. */
-  const taken = (slug: string) => {
-    const app = ctx.appRepo.bySlug(slug);
-    return (!!app && !app.removedAt) || existsSync(ctx.appFiles.dir(slug));
-  };
-  const freeSlug = (slug: string): string | null => {
-    for (let n = 2; n < 1000; n++) {
-      const suffix = `-${n}`;
-      const s = `${slug.slice(0, SLUG_MAX - suffix.length).replace(/-+$/, "")}${suffix}`;
-      if (!taken(s)) return s;
-    }
-    return null;
-  };
+  const renderer = createTemplateRenderer(ctx);
+  const log = ctx.logs.logger("templates");
+  // the render and the deploy answer to the same callers: who may deploy the slug
+  const auth = { app: "write", slugFrom: "body" } as const;
 
   return new Elysia({ name: "template-routes", prefix: "/api/templates" })
     .use(authPlugin(ctx))
@@ -49,50 +37,47 @@ export function templateRoutes(ctx: Ctx) {
       detail: { tags: ["templates"], summary: "One template with its compose text and notes" },
     })
     .post(
+      "/:id/render",
+      async ({ params, body }): Promise<TemplateRender> => {
+        const r = renderer.render(await find(params.id), body);
+        return { compose: r.compose, env: r.env, ...(r.plan ? { batteries: r.plan } : {}) };
+      },
+      {
+        auth,
+        body: RenderBody,
+        detail: {
+          tags: ["templates"],
+          summary: "The compose and .env texts a deploy of this body would use (secrets left empty generated); writes nothing",
+        },
+      },
+    )
+    .post(
       "/:id/deploy",
-      async ({ params, body, actor, set }) => {
+      async ({ params, body, principal, actor, set }) => {
         const template = await find(params.id);
-        const slug = checkSlug(body.slug, "slug");
-        if (taken(slug)) {
-          const free = freeSlug(slug);
-          throw conflict(`app "${slug}" exists${free ? `; "${free}" is free` : ""}`);
-        }
-        const { env } = resolveVariables(template.variables, body.variables ?? {});
-        const routing = chooseRouting(slug, body.routing, ctx.settings.publicHost());
-        if (routing.host && !template.web)
-          throw badRequest(`template ${template.id} serves no web page to route: deploy it with routing mode none`);
-        const compose = template.web
-          ? withRouteLabels(template.compose, template.web.service, template.web.port, routing)
-          : template.compose;
-        const { deployId } = await ctx.deployer.submit(slug, compose, formatEnvFile(env), {
-          actor,
-          source: actor.source,
-        });
+        const r = renderer.render(template, body);
+        const { deployId } = await ctx.deployer.submit(r.slug, r.compose, r.env, { actor, source: actor.source });
         // the app remembers what it was made from (the dashboard compares it with the catalog's version)
-        const app = ctx.appRepo.bySlug(slug);
+        const app = ctx.appRepo.bySlug(r.slug);
         if (app)
           ctx.appRepo.update(
             app.id,
             { templateJson: JSON.stringify({ id: template.id, version: template.version }) },
             iso(ctx.clock.now()),
           );
-        return withStatus(set, 202, { slug, deploy_id: deployId } satisfies Accepted);
+        const out: TemplateDeployAccepted = { slug: r.slug, deploy_id: deployId };
+        if (r.plan)
+          out.batteries = makeBatteries({ backups: ctx.backups, alerts: ctx.alerts, log }, r.slug, r.plan, principal, actor);
+        return withStatus(set, 202, out);
       },
       {
-        auth: { app: "write", slugFrom: "body" },
-        body: t.Object({
-          slug: t.String(),
-          variables: t.Optional(t.Record(t.String(), t.Unknown())),
-          routing: t.Optional(
-            t.Object(
-              { mode: t.String(), domain: t.Optional(t.String()), tls: t.Optional(t.String()) },
-              { additionalProperties: false },
-            ),
-          ),
-        }),
+        auth,
+        body: DeployBody,
         detail: {
           tags: ["templates"],
-          summary: "Deploy a template: its variables (secrets left empty are generated) and routing (quick, domain, none)",
+          summary:
+            "Deploy a template: its variables (secrets left empty are generated), routing (quick, domain, none), batteries " +
+            "(backup, alert), or the reviewed compose and env texts",
         },
       },
     );
