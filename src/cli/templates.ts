@@ -54,6 +54,7 @@ const show = defineCommand({
     if (format === "json") return printJson(t);
     const lines = [`${t.name} (${t.id}, version ${t.version}): ${t.description}`, `category: ${t.category}`];
     if (t.web) lines.push(`web: service ${t.web.service}, port ${t.web.port}`);
+    if (t.database) lines.push(`database: service ${t.database.service}, ${t.database.strategy} backups (daily on deploy)`);
     lines.push("variables:");
     if (!t.variables.length) lines.push("  none");
     for (const v of t.variables) {
@@ -116,8 +117,8 @@ const deploy = defineCommand({
     const id = encodeURIComponent(String(args.id));
     // the batteries are on by default where the wizard checks them: templates with a database
     const template = await api.get<TemplateDetail>(`/templates/${id}`);
-    const backup = (args.backup as boolean | undefined) ?? template.database !== null;
-    const alert = (args.alert as boolean | undefined) ?? template.database !== null;
+    const backup = (args.backup as boolean | undefined) ?? !!template.database;
+    const alert = (args.alert as boolean | undefined) ?? !!template.database;
     const body: TemplateDeployBody = {
       slug,
       variables: setValues(rawArgs),

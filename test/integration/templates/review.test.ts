@@ -119,6 +119,8 @@ describe("sundeck templates deploy", () => {
     runSundeck(["templates", "deploy", ...args, "--detach"], { url: s.url, key: s.keyFor("root").key, home: tempDir() });
 
   it("makes both batteries for a template with a database, and says so", async () => {
+    const show = await runSundeck(["templates", "show", "redis"], { url: s.url, key: s.keyFor("root").key, home: tempDir() });
+    expect(show.stdout).toContain("database: service cache, redis backups (daily on deploy)");
     const r = await cli("redis", "--name", "tpr-cli");
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
