@@ -39,13 +39,20 @@ export function readPort(service: string, label: string, value: string): number 
   return n;
 }
 
-/** A path prefix: starts with `/`, no spaces, query, fragment or `..`; a trailing slash is dropped. */
+/** Why a (trimmed) path prefix is refused, or null: it starts with `/`, no spaces, query, fragment or `..`. */
+export function pathProblem(p: string): string | null {
+  if (!p.startsWith("/")) return "must start with /";
+  if (/[\s?#\\]/.test(p) || p.includes("//") || p.split("/").some((s) => s === ".." || s === ".")) {
+    return `${JSON.stringify(p.slice(0, 80))} is not a valid path prefix`;
+  }
+  return null;
+}
+
+/** A path prefix (see pathProblem); a trailing slash is dropped. */
 export function readPath(service: string, label: string, value: string): string {
   const p = value.trim();
-  if (!p.startsWith("/")) throw badLabel(service, label, "must start with /");
-  if (/[\s?#\\]/.test(p) || p.includes("//") || p.split("/").some((s) => s === ".." || s === ".")) {
-    throw badLabel(service, label, `${JSON.stringify(p.slice(0, 80))} is not a valid path prefix`);
-  }
+  const problem = pathProblem(p);
+  if (problem) throw badLabel(service, label, problem);
   return p.length > 1 ? p.replace(/\/$/, "") : p;
 }
 

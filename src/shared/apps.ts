@@ -39,6 +39,18 @@ export interface AppEndpoint {
   tls: TlsMode | null;
 }
 
+/**
+ * One entry of the body of PUT /api/apps/{slug}/endpoints (the body is the app's complete list): one host routed to a
+ * service's port. `path` defaults to `/`, `tls` null or absent means the server's mode.
+ */
+export interface EndpointEdit {
+  service: string;
+  domain: string;
+  port: number;
+  path?: string | null;
+  tls?: TlsMode | null;
+}
+
 /** GET /api/apps/{slug} and each entry of GET /api/apps. */
 export interface AppView {
   slug: string;

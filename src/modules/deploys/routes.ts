@@ -1,6 +1,6 @@
 /**
- * Routes that change what runs: deploy, remove, lifecycle actions, scale, cancel, rollback, the .env; and the deploy
- * journal (deploys and kept versions). Every change is accepted with 202 and runs as an operation of the app.
+ * Routes that change what runs: deploy, remove, lifecycle actions, scale, cancel, rollback, the .env, the endpoints;
+ * and the deploy journal (deploys and kept versions). Every change is accepted with 202 and runs as an operation of the app.
  */
 import { Elysia, t } from "elysia";
 import { formatEnvFile, parseEnvFile } from "../../compose/envfile";
@@ -12,6 +12,7 @@ import { requireApp } from "../apps/lookup";
 import { checkSlug } from "../apps/slug";
 import { authPlugin } from "../auth/macro";
 import { mayMutateApps } from "../auth/policy";
+import { EndpointsBody, editEndpoints } from "./endpoint-edit";
 import type { DeployRow, VersionRow } from "./repo";
 
 const READ = { app: "read" } as const;
@@ -169,6 +170,25 @@ export function deployRoutes(ctx: Ctx) {
         auth: WRITE,
         body: t.Record(t.String(), t.Unknown()),
         detail: { tags: ["apps"], summary: "Replace the app's .env and redeploy" },
+      },
+    )
+    .put(
+      "/:slug/endpoints",
+      async ({ params, body, actor, set }) => {
+        const a = app(params.slug);
+        const f = ctx.appFiles.read(a.slug);
+        if (!f) throw notFound();
+        const compose = editEndpoints(f, body, (text) => ctx.deployer.validate(a.slug, text, f.env));
+        const { deployId } = await ctx.deployer.submit(a.slug, compose, f.env, { actor, source: actor.source });
+        return accepted(set, a.slug, deployId);
+      },
+      {
+        auth: WRITE,
+        body: EndpointsBody,
+        detail: {
+          tags: ["apps"],
+          summary: "Replace the app's endpoints: the routing labels rewritten in its compose file, kept as a version, deployed",
+        },
       },
     )
     .get("/:slug/deploys", ({ params }) => ctx.deployRepo.recentDeploys(app(params.slug).id, 50).map(deployJson), {
