@@ -32,6 +32,7 @@ import { metricsRoutes } from "./modules/metrics/routes";
 import { registryRoutes } from "./modules/registries/routes";
 import { systemRoutes } from "./modules/system/routes";
 import { templateRoutes } from "./modules/templates/routes";
+import { snippetRoutes } from "./modules/templates/snippet-routes";
 import { userRoutes } from "./modules/users/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 
@@ -85,6 +86,7 @@ export function createApp(ctx: Ctx) {
     .use(metricsRoutes(ctx))
     .use(prometheusRoutes(ctx))
     .use(gitSyncRoutes(ctx))
+    .use(snippetRoutes(ctx))
     .use(templateRoutes(ctx));
 
   let doc: unknown;

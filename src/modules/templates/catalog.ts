@@ -4,38 +4,19 @@
  * catalog test reads every file the same way, so that never reaches a release.
  */
 import { type Static, Type as T } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
-import { parse } from "yaml";
 import { BACKUP_STRATEGIES } from "../../shared/backups";
-import { SECRET_CHARSETS, type TemplateDetail, type TemplateSummary, VARIABLE_TYPES } from "../../shared/templates";
-
-const Variable = T.Object(
-  {
-    key: T.String({ pattern: "^[A-Z][A-Z0-9_]*$" }),
-    label: T.String({ minLength: 1 }),
-    type: T.Union(VARIABLE_TYPES.map((t) => T.Literal(t))),
-    required: T.Boolean(),
-    default: T.Optional(T.String()),
-    help: T.Optional(T.String()),
-    generate: T.Optional(
-      T.Object(
-        { length: T.Integer({ minimum: 8, maximum: 256 }), charset: T.Union(SECRET_CHARSETS.map((c) => T.Literal(c))) },
-        { additionalProperties: false },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-);
+import type { TemplateDetail, TemplateSummary } from "../../shared/templates";
+import { composeNames, IconSchema, IdSchema, readChecked, toVariable, VariableSchema } from "./file-schema";
 
 const TemplateFile = T.Object(
   {
-    id: T.String({ pattern: "^[a-z0-9]+(-[a-z0-9]+)*$", maxLength: 40 }),
+    id: IdSchema,
     name: T.String({ minLength: 1 }),
     description: T.String({ minLength: 1 }),
     category: T.String({ minLength: 1 }),
     tags: T.Array(T.String({ minLength: 1 })),
     version: T.Integer({ minimum: 1 }),
-    icon: T.String({ pattern: "^<svg[\\s\\S]*</svg>\\s*$" }),
+    icon: IconSchema,
     web: T.Union([T.Object({ service: T.String(), port: T.Integer({ minimum: 1, maximum: 65535 }) }), T.Null()]),
     /** The data worth a daily backup: the service and the backup strategy that reads it. */
     database: T.Optional(
@@ -44,7 +25,7 @@ const TemplateFile = T.Object(
         { additionalProperties: false },
       ),
     ),
-    variables: T.Array(Variable),
+    variables: T.Array(VariableSchema),
     notes: T.String(),
     compose: T.String({ minLength: 1 }),
   },
@@ -58,13 +39,8 @@ export type Template = TemplateDetail;
 
 /** Read one embedded file; throws naming what is wrong. */
 export function readTemplate(text: string): Template {
-  const doc = parse(text) as unknown;
-  if (!Value.Check(TemplateFile, doc)) {
-    const first = Value.Errors(TemplateFile, doc).First();
-    const id = (doc as { id?: unknown })?.id;
-    throw new Error(`template ${JSON.stringify(id ?? "?")}: ${first?.path || "(root)"} ${first?.message ?? "is malformed"}`);
-  }
-  const services = Object.keys((parse(doc.compose) as { services?: Record<string, unknown> })?.services ?? {});
+  const doc = readChecked(TemplateFile, text, "template");
+  const { services } = composeNames(doc.compose);
   return {
     id: doc.id,
     name: doc.name,
@@ -72,15 +48,7 @@ export function readTemplate(text: string): Template {
     category: doc.category,
     tags: doc.tags,
     services,
-    variables: doc.variables.map((v) => ({
-      key: v.key,
-      label: v.label,
-      type: v.type,
-      required: v.required,
-      default: v.default ?? null,
-      help: v.help ?? null,
-      ...(v.generate ? { generate: v.generate } : {}),
-    })),
+    variables: doc.variables.map(toVariable),
     version: doc.version,
     icon: doc.icon.trim(),
     web: doc.web,

@@ -5,13 +5,14 @@
  * reads without complaint.
  */
 import { describe, expect, it } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { prepare } from "../../../../src/compose/prepare";
 import { readTemplate, type Template } from "../../../../src/modules/templates/catalog";
 import { TEMPLATE_FILES } from "../../../../src/modules/templates/catalog/index";
 import { chooseRouting, withRouteLabels } from "../../../../src/modules/templates/routing";
 import { lengthFor, MIN_SECRET_BITS, resolveVariables } from "../../../../src/modules/templates/variables";
+import { composeV1, expectOnlyDeclaredVariables, expectPinnedAndChecked } from "../../../helpers/catalog-checks";
 import { tempDir } from "../../../helpers/tmp";
 
 const templates: Template[] = TEMPLATE_FILES.map(readTemplate);
@@ -60,19 +61,11 @@ describe.each(templates.map((t) => [t.id, t] as const))("template %s", (_id, t) 
       dataDir: join(root, "data"),
       allowedHostPaths: [],
     }).project.doc;
-    for (const [name, svc] of Object.entries<any>(doc.services)) {
-      const image = String(svc.image ?? "");
-      const tag = /:([^/:@]+)$/.exec(image)?.[1];
-      expect({ service: name, image, pinned: !!tag && tag !== "latest" }).toEqual({ service: name, image, pinned: true });
-      expect({ service: name, healthcheck: Array.isArray(svc.healthcheck?.test) }).toEqual({ service: name, healthcheck: true });
-    }
+    expectPinnedAndChecked(doc.services);
   });
 
   it("uses only the variables it declares, and every one of them", () => {
-    const used = new Set([...t.compose.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
-    expect([...used].sort()).toEqual(t.variables.map((v) => v.key).sort());
-    // no literal password: anything that looks like one is a variable
-    expect(t.compose).not.toMatch(/(PASSWORD|SECRET|TOKEN|_KEY)[A-Z_]*:\s*(?!\$\{)\S/);
+    expectOnlyDeclaredVariables(t.compose, t.variables);
   });
 
   it("generates secrets of at least 128 bits, different on every deploy", () => {
@@ -108,13 +101,6 @@ describe.each(templates.map((t) => [t.id, t] as const))("template %s", (_id, t) 
 
   it("renders a file docker-compose v1 reads", () => {
     const { p } = render(t, "quick");
-    const dir = join(root, "v1", t.id);
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "docker-compose.yml"), p.rendered);
-    const r = Bun.spawnSync(["docker-compose", "-p", "sundeck-tpl", "-f", join(dir, "docker-compose.yml"), "config", "-q"], {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-    });
-    expect({ code: r.exitCode, err: r.stderr.toString().trim() }).toEqual({ code: 0, err: "" });
+    expect(composeV1(join(root, "v1", t.id), p.rendered)).toEqual({ code: 0, err: "" });
   });
 });
