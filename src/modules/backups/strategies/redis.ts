@@ -6,7 +6,10 @@
  * environment (REDIS_PASSWORD), the command (`--requirepass`) or the file REDIS_PASSWORD_FILE names (read in the
  * container) has one, travels as REDISCLI_AUTH, never in argv.
  *
- * Redis with `appendonly yes` loads the AOF, not the RDB, on start: a restore refuses when an AOF is present.
+ * Redis with `appendonly yes` loads the AOF, not the RDB, on start (7.0 and later: the files of its AOF directory,
+ * even when they hold nothing): the restore writes the RDB there too, as the base of a new manifest with an empty
+ * increment (the old increment would be replayed over it, and appended to), so either setting loads the archive. A
+ * Redis 6 AOF (one appendonly.aof file) is refused.
  */
 import { posix } from "node:path";
 import type { BackupContainer, OpControl } from "../types";
@@ -56,15 +59,32 @@ export function redisStrategy(deps: StrategyDeps): AppStrategy {
       const info = await requireStopped(deps.engine, c, "redis");
       const file = rdbPath(info);
       const dir = posix.dirname(file);
-      if (await ownerOf(deps.engine, c.id, posix.join(dir, "appendonlydir"))) {
-        throw new StrategyError(`redis restore: ${dir} holds an AOF (appendonly), which Redis would load instead of the RDB`);
+      const aofName = commandArg(info, "appendfilename") ?? "appendonly.aof";
+      const aofDir = commandArg(info, "appenddirname") ?? "appendonlydir";
+      const aofOwner = await ownerOf(deps.engine, c.id, posix.join(dir, aofDir));
+      if (!aofOwner && (await ownerOf(deps.engine, c.id, posix.join(dir, aofName)))) {
+        throw new StrategyError(
+          `redis restore: ${dir} holds a Redis 6 AOF (${aofName}), which Redis would load instead of the RDB`,
+        );
       }
       const owner = (await ownerOf(deps.engine, c.id, file)) ?? (await ownerOf(deps.engine, c.id, dir));
       if (!owner) throw new StrategyError(`redis restore: ${dir} does not exist in ${c.name}`);
       const spooled = await spool(data, deps.tmpDir, ctl);
       try {
-        const body = Bun.file(spooled.path).stream();
-        const tar = singleFile(posix.basename(file), spooled.size, { ...owner, mode: 0o644 }, body);
+        const rdb = () => Bun.file(spooled.path).stream();
+        const parts = fileEntry(posix.basename(file), spooled.size, { ...owner, mode: 0o644 }, rdb());
+        if (aofOwner) {
+          const o = { uid: aofOwner.uid, gid: aofOwner.gid, mode: 0o644 };
+          const base = `${aofName}.1.base.rdb`;
+          const incr = `${aofName}.1.incr.aof`;
+          const manifest = new TextEncoder().encode(`file ${base} seq 1 type b\nfile ${incr} seq 1 type i\n`);
+          parts.push(
+            ...fileEntry(`${aofDir}/${base}`, spooled.size, o, rdb()),
+            ...fileEntry(`${aofDir}/${incr}`, 0, o, new Uint8Array(0)),
+            ...fileEntry(`${aofDir}/${aofName}.manifest`, manifest.length, o, manifest),
+          );
+        }
+        const tar = concatStreams([...parts, END_OF_ARCHIVE]);
         await deps.engine.putArchive(c.id, dir, tar, ctl.signal);
       } finally {
         spooled.done();
@@ -92,14 +112,14 @@ function commandArg(info: any, name: string): string | undefined {
   return i >= 0 ? args[i + 1] : undefined;
 }
 
-/** A tar stream of one file of known size. */
-export function singleFile(
+/** The tar parts of one file of known size: its header, its body and the padding to a whole block. */
+function fileEntry(
   name: string,
   size: number,
   o: { uid: number; gid: number; mode: number },
-  body: ReadableStream<Uint8Array>,
-): ReadableStream<Uint8Array> {
-  return concatStreams([fileHeader(name, size, o), body, new Uint8Array(padding(size)), END_OF_ARCHIVE]);
+  body: ReadableStream<Uint8Array> | Uint8Array,
+): Array<Uint8Array | ReadableStream<Uint8Array>> {
+  return [fileHeader(name, size, o), body, new Uint8Array(padding(size))];
 }
 
 /** Holds back the last 40 bytes; at the end drops them when they are the hex EOF mark after the RDB's EOF opcode. */
