@@ -3,8 +3,8 @@
  * signal when the session is gone so the app can show the login form.
  */
 
+import type { EndpointEdit } from "../shared/apps";
 import type { BackupConfigInput } from "./backups";
-import type { EndpointInput } from "./pages/apps/endpoint-rows";
 import type {
   Accepted,
   ActivityDetail,
@@ -233,7 +233,7 @@ export const api = {
     setEnv: (slug: string, env: Record<string, string>) =>
       request<Record<string, string>>("PUT", `/api/apps/${enc(slug)}/env`, env),
     /** Replaces the app's endpoints (labels in the compose file, as a new version) and deploys it. */
-    setEndpoints: (slug: string, list: EndpointInput[]) => request<Accepted>("PUT", `/api/apps/${enc(slug)}/endpoints`, list),
+    setEndpoints: (slug: string, list: EndpointEdit[]) => request<Accepted>("PUT", `/api/apps/${enc(slug)}/endpoints`, list),
     activity: (slug: string, f: ActivityFilter, signal?: AbortSignal) =>
       request<ActivityPage>("GET", `/api/apps/${enc(slug)}/activity${activityQuery(f)}`, undefined, { signal }),
     /** Certificate state of every host of the app. */

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type RunningBinary, startBinary } from "../helpers/binary";
-import { deployFromPage, firstRunSetup, openDashboard, pageFetch, unlabeledControls } from "../helpers/dashboard";
+import { deployFromPage, firstRunSetup, openDashboard, pageFetch, proxyPortOf, unlabeledControls } from "../helpers/dashboard";
 import { ensureTestImages, removeProject, requireDocker } from "../helpers/docker";
 import { until } from "../helpers/http";
 import { fetchTls, opensslCert } from "../helpers/tls";
@@ -70,16 +70,7 @@ beforeAll(async () => {
   url = server.url;
   ({ browser, context, page } = await openDashboard(pageProblems, 900));
   await firstRunSetup(page, url);
-  // the proxy's port is not printed on the listening line: the process log has it
-  proxyPort = await until(
-    async () => {
-      const logs = await pageFetch(page, "/api/system/process-logs");
-      const line = (logs.body as string[]).find((l) => l.includes("proxy listening on"));
-      const port = line ? /\bport=(\d+)/.exec(line)?.[1] : undefined;
-      return port ? Number(port) : undefined;
-    },
-    { what: "the proxy listening line" },
-  );
+  proxyPort = await proxyPortOf(page);
 
   await deployFromPage(page, SLUG, COMPOSE, DEPLOY_MS);
 }, STEP_MS);

@@ -102,3 +102,24 @@ export async function deployFromPage(p: Page, slug: string, compose: string, tim
     what: "the app to run",
   });
 }
+
+/** The proxy's port, read from the process log line `proxy listening on ... port=N` (the listening line has no port). */
+export async function proxyPortOf(p: Page): Promise<number> {
+  return until(
+    async () => {
+      const logs = await pageFetch(p, "/api/system/process-logs");
+      const line = (logs.body as string[]).find((l) => l.includes("proxy listening on"));
+      const port = line ? /\bport=(\d+)/.exec(line)?.[1] : undefined;
+      return port ? Number(port) : undefined;
+    },
+    { what: "the proxy listening line" },
+  );
+}
+
+/** Sign in through the login form the page shows (a fresh context asked for any dashboard path). */
+export async function signIn(p: Page, username: string, password: string): Promise<void> {
+  const login = p.getByRole("form", { name: "Log in" });
+  await login.getByLabel("Username").fill(username);
+  await login.getByLabel("Password").fill(password);
+  await login.getByRole("button", { name: "Log in" }).click();
+}

@@ -3,6 +3,7 @@
  * and the body of `PUT /api/apps/{slug}/endpoints` (one entry per host). The server reads the labels it writes again
  * and is the judge; these checks only catch what is cheap and certain before anything is sent.
  */
+import type { EndpointEdit } from "../../../shared/apps";
 import type { AppEndpoint, AppView, TlsMode } from "../../types";
 
 /** The TLS choice of a row: a mode, or "" for the server's (no `sundeck.tls` label). */
@@ -16,15 +17,6 @@ export interface EndpointRow {
   port: string;
   path: string;
   tls: TlsChoice;
-}
-
-/** One entry of the PUT body. */
-export interface EndpointInput {
-  service: string;
-  domain: string;
-  port: number;
-  path?: string;
-  tls?: TlsMode;
 }
 
 /** Problems of one row, by field. */
@@ -141,9 +133,9 @@ export function rowProblems(rows: EndpointRow[], services: string[]): Map<number
 }
 
 /** The PUT body: one entry per row; the path left out for the whole host, TLS for the server's mode. */
-export function bodyOf(rows: EndpointRow[]): EndpointInput[] {
+export function bodyOf(rows: EndpointRow[]): EndpointEdit[] {
   return rows.map((r) => {
-    const e: EndpointInput = { service: r.service, domain: hostOf(r.domain), port: Number(r.port.trim()) };
+    const e: EndpointEdit = { service: r.service, domain: hostOf(r.domain), port: Number(r.port.trim()) };
     if (pathOf(r.path) !== "/") e.path = pathOf(r.path);
     if (r.tls !== "") e.tls = r.tls;
     return e;
@@ -152,7 +144,7 @@ export function bodyOf(rows: EndpointRow[]): EndpointInput[] {
 
 /** Whether the rows say something other than `endpoints` (order aside). */
 export function changed(rows: EndpointRow[], endpoints: AppEndpoint[]): boolean {
-  const key = (list: EndpointInput[]) => list.map((e) => JSON.stringify(e)).sort();
+  const key = (list: EndpointEdit[]) => list.map((e) => JSON.stringify(e)).sort();
   const a = key(bodyOf(rows));
   const b = key(bodyOf(rowsOf(endpoints)));
   return a.length !== b.length || a.some((x, i) => x !== b[i]);
