@@ -44,9 +44,13 @@ for arg; do
 done
 `;
 
-// nginx:*-alpine for a static site: busybox httpd serves /usr/share/nginx/html on port 80 (a directory without an
-// index.html answers an error, as nginx's 403 does); nginx stops on QUIT.
+// nginx:*-alpine for a static site: the image's entrypoint runs its command, and `nginx` (what the command names, as
+// in the official image) is busybox httpd serving /usr/share/nginx/html on port 80 (a directory without an index.html
+// answers an error, as nginx's 403 does); it stops on QUIT.
 const NGINX_ENTRY = `#!/bin/sh
+exec "$@"
+`;
+const NGINX = `#!/bin/sh
 httpd -f -p 80 -h /usr/share/nginx/html &
 pid=$!
 trap 'kill $pid 2>/dev/null; exit 0' TERM INT QUIT
@@ -98,12 +102,14 @@ const LOOKALIKES = {
     base: busybox,
     lines: [
       "COPY docker-entrypoint.sh /docker-entrypoint.sh",
+      "COPY nginx /usr/sbin/nginx",
       "RUN mkdir -p /usr/share/nginx/html && echo 'Welcome to nginx (a Sundeck test image)' > /usr/share/nginx/html/index.html",
       "EXPOSE 80",
       "STOPSIGNAL SIGQUIT",
-      'CMD ["/docker-entrypoint.sh"]',
+      'ENTRYPOINT ["/docker-entrypoint.sh"]',
+      'CMD ["nginx", "-g", "daemon off;"]',
     ],
-    files: { "docker-entrypoint.sh": NGINX_ENTRY },
+    files: { "docker-entrypoint.sh": NGINX_ENTRY, nginx: NGINX },
   },
 } satisfies Record<string, LookAlike>;
 
