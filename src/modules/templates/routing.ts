@@ -2,9 +2,9 @@
  * Routing chosen at a template's deploy, written as labels on its web service: `quick` (a host under sslip.io that
  * resolves to `public_host`, TLS `local` unless asked), `domain` (a host of the user's), or `none` (no route).
  */
-import { isIP } from "node:net";
 import { isMap, parseDocument } from "yaml";
 import { badRequest } from "../../lib/errors";
+import { quickTestHost } from "../../shared/quickhost";
 import type { RoutingMode } from "../../shared/templates";
 import { TLS_MODES } from "../../shared/tls";
 import { isHost } from "./variables";
@@ -17,14 +17,13 @@ export interface Routing {
 
 /** The quick-test host of an app: `<slug>.<ip>.sslip.io`, an IPv6 address written with dashes. */
 export function quickHost(slug: string, publicHost: string): string {
-  const ip = publicHost.replace(/^\[|\]$/g, "");
-  const kind = isIP(ip);
-  if (!kind)
+  const host = quickTestHost(slug, publicHost);
+  if (!host)
     throw badRequest(
       "a quick test needs public_host to be this server's public IP address (PUT /api/system/public-host, or Settings); " +
         `it is ${publicHost ? JSON.stringify(publicHost) : "not set"}`,
     );
-  return `${slug}.${kind === 6 ? ip.replace(/:/g, "-") : ip}.sslip.io`;
+  return host;
 }
 
 /** Check the routing a deploy asks for. */
@@ -59,5 +58,6 @@ export function withRouteLabels(compose: string, service: string, port: number, 
   labels.set("sundeck.domain", r.host);
   labels.set("sundeck.port", String(port));
   if (r.tls) labels.set("sundeck.tls", r.tls);
-  return doc.toString();
+  // flow lists as the templates write them (["CMD", "wget"], not [ "CMD", "wget" ]), long lines not folded
+  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
 }
