@@ -116,6 +116,9 @@ describe("dashboard apps", () => {
       await page.getByRole("heading", { name: "No apps yet" }).waitFor();
       await page.getByRole("link", { name: "New app" }).first().click();
       await page.getByRole("heading", { level: 1, name: "New app" }).waitFor();
+      // the page opens on the template gallery; a compose file of one's own is the second source
+      await page.getByRole("list", { name: "Template list" }).waitFor();
+      await page.getByRole("navigation", { name: "Source" }).getByRole("link", { name: "Blank compose file" }).click();
       const form = page.getByRole("form", { name: "New app" });
 
       // the browser's own checks: slug rule and YAML, with the line marked
@@ -180,7 +183,7 @@ describe("dashboard apps", () => {
   test(
     "shows the server's reason for a privileged compose and creates nothing",
     async () => {
-      await page.goto(`${url}/new-app`);
+      await page.goto(`${url}/new-app?from=compose`);
       const form = page.getByRole("form", { name: "New app" });
       await form.getByLabel("Slug").fill(BAD_SLUG);
       await form.getByLabel("Compose file").fill(compose(await freePort(), "    privileged: true\n"));

@@ -23,6 +23,7 @@ import { EnvTab } from "./EnvTab";
 import { LogsTab } from "./LogsTab";
 import { MetricsTab } from "./MetricsTab";
 import { ServicesTab } from "./ServicesTab";
+import { TemplateNotice } from "./TemplateNotice";
 import { TrafficTab } from "./TrafficTab";
 import { TABS, type TabId, tabHref } from "./tabs";
 import { useDeployRun } from "./useDeployRun";
@@ -134,6 +135,7 @@ export function AppPage({ slug }: { slug: string }) {
           {!canEdit && " · read only"}
         </p>
       )}
+      {a?.template && <TemplateNotice slug={slug} template={a.template} />}
       {a?.last_error && (a.status === "failed" || a.status === "degraded" || a.last_deploy?.status === "failed") && (
         <p class="error-text app-last-error">Last error: {a.last_error}</p>
       )}

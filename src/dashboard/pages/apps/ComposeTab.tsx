@@ -1,6 +1,7 @@
 /**
  * The app's compose file in an editor. Saving is deploying: the edited file goes to POST /api/apps/deploy with the
  * current env kept; a refusal (400) is shown inline and changes nothing. Viewers read it only.
+ * "Add a service…" inserts a snippet (Postgres, Redis…): its variables the .env lacks are added to it by that save.
  */
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../../api";
@@ -9,6 +10,7 @@ import { ErrorText } from "../../components/Field";
 import { useResource } from "../../hooks";
 import type { AppView } from "../../types";
 import { ComposeChecks, Refusal, SERVER_CHECK_NOTE } from "./Checks";
+import { AddService } from "./SnippetPicker";
 import type { DeployRun } from "./useDeployRun";
 import { composeProblems, type Problem } from "./validate";
 
@@ -19,6 +21,11 @@ export interface ComposeTabProps {
   busy: boolean;
 }
 
+/** The values of an env answer (null for a value the caller may not read is left out). */
+function definedOf(env: Record<string, string | null>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== null));
+}
+
 /** The tab. */
 export function ComposeTab({ app, run, canEdit, busy }: ComposeTabProps) {
   const slug = app.slug;
@@ -26,6 +33,10 @@ export function ComposeTab({ app, run, canEdit, busy }: ComposeTabProps) {
   const [edit, setEdit] = useState<string | null>(null);
   const [problems, setProblems] = useState<Problem[] | null>(null);
   const [refusal, setRefusal] = useState<string | null>(null);
+  /** Variables of inserted snippets, added to the .env by the next save. */
+  const [extraEnv, setExtraEnv] = useState<Record<string, string>>({});
+  /** Remounts "Add a service…", clearing its note, once the insertions are saved or reverted. */
+  const [addKey, setAddKey] = useState(0);
   const saved = file.data?.compose ?? "";
   const text = edit ?? saved;
   const dirty = edit !== null && edit !== saved;
@@ -45,14 +56,21 @@ export function ComposeTab({ app, run, canEdit, busy }: ComposeTabProps) {
     setRefusal(null);
     if (!check()) return;
     let reason: string | null = null;
-    const ok = await run.start(slug, "Deploy", () =>
-      api.apps.deploy(slug, text).catch((err: Error) => {
-        reason = err.message;
+    const adds = Object.keys(extraEnv).length > 0;
+    const ok = await run.start(slug, "Deploy", async () => {
+      try {
+        // the .env as it is now, with the snippets' variables it still lacks (a value set meanwhile wins)
+        const env = adds ? { ...extraEnv, ...definedOf(await api.apps.env(slug)) } : undefined;
+        return await api.apps.deploy(slug, text, env);
+      } catch (err) {
+        reason = (err as Error).message;
         throw err;
-      }),
-    );
+      }
+    });
     if (ok) {
       setProblems(null);
+      setExtraEnv({});
+      setAddKey((k) => k + 1);
       setEdit(null);
       void file.reload();
     } else setRefusal(reason);
@@ -83,11 +101,34 @@ export function ComposeTab({ app, run, canEdit, busy }: ComposeTabProps) {
             marked={(problems ?? []).flatMap((p) => (p.line ? [p.line] : []))}
             hint={canEdit ? `Saving deploys it with the current env. ${SERVER_CHECK_NOTE}` : "Read only."}
           />
+          {canEdit && (
+            <AddService
+              key={addKey}
+              text={text}
+              keys={async () => new Set([...Object.keys(await api.apps.env(slug)), ...Object.keys(extraEnv)])}
+              suffix="Saving adds the new variables to the app's .env."
+              onInserted={(r) => {
+                setEdit(r.text);
+                setExtraEnv({ ...extraEnv, ...r.env });
+                setProblems(null);
+              }}
+              onProblem={(message) => setProblems([{ message }])}
+            />
+          )}
           <ComposeChecks problems={problems} />
           <Refusal reason={refusal} />
           {canEdit && (
             <div class="actions">
-              <button type="button" class="btn" disabled={!dirty} onClick={() => setEdit(null)}>
+              <button
+                type="button"
+                class="btn"
+                disabled={!dirty}
+                onClick={() => {
+                  setEdit(null);
+                  setExtraEnv({});
+                  setAddKey((k) => k + 1);
+                }}
+              >
                 Revert
               </button>
               <button type="button" class="btn" onClick={() => check()}>

@@ -1,6 +1,8 @@
 /**
- * New app: slug, compose file, env; Validate checks in the browser, Deploy opens the deploy-logs stream first, then
- * posts, and shows the live output and the outcome. A refused deploy (400) shows the server's reason inline.
+ * New app, from one of three sources: a catalog template (the gallery, then its wizard), a blank compose file, or a
+ * compose file uploaded from this computer (read in the browser into the same form). The compose form: slug, compose
+ * file, env; Validate checks in the browser, Deploy opens the deploy-logs stream first, then posts, and shows the live
+ * output and the outcome. A refused deploy (400) shows the server's reason inline.
  */
 import { useMemo, useState } from "preact/hooks";
 import { SLUG_MAX } from "../../../shared/slug";
@@ -8,14 +10,17 @@ import { api } from "../../api";
 import { CodeEditor } from "../../components/CodeEditor";
 import { TextField } from "../../components/Field";
 import { useResource } from "../../hooks";
-import { Link } from "../../router";
+import { Link, useLocation } from "../../router";
 import { mayMutateApps, useSession } from "../../session";
 import { Forbidden } from "../Forbidden";
 import { ComposeChecks, Refusal, SERVER_CHECK_NOTE } from "./Checks";
 import { DeployConsole } from "./DeployConsole";
 import { EnvEditor } from "./EnvEditor";
+import { AddService } from "./SnippetPicker";
+import { TemplateGallery } from "./TemplateGallery";
+import { TemplateWizard } from "./TemplateWizard";
 import { useDeployRun } from "./useDeployRun";
-import { composeProblems, type EnvRow, envProblems, fromRows, type Problem, slugProblem } from "./validate";
+import { composeProblems, type EnvRow, envProblems, fromRows, type Problem, slugProblem, toRows } from "./validate";
 
 /** A routed service: the proxy serves it by name (`*.localhost` resolves to this machine in browsers). */
 export const COMPOSE_PLACEHOLDER = `services:
@@ -25,19 +30,106 @@ export const COMPOSE_PLACEHOLDER = `services:
       sundeck.domain: hello.localhost
       sundeck.port: "80"`;
 
+/** Where a new app comes from: `/new-app` (templates), `/new-app?from=compose`, `/new-app?from=upload`. */
+const SOURCES = [
+  { id: "template", label: "From a template", href: "/new-app" },
+  { id: "compose", label: "Blank compose file", href: "/new-app?from=compose" },
+  { id: "upload", label: "Upload a file", href: "/new-app?from=upload" },
+] as const;
+
+/** A compose file picked from this computer, read in the browser (nothing is sent before Deploy). */
+function UploadPicker({ onText }: { onText(text: string, name: string): void }) {
+  const [error, setError] = useState<string | null>(null);
+  const read = async (file: File | undefined) => {
+    setError(null);
+    if (!file) return;
+    if (file.size > 1024 * 1024) {
+      setError(`${file.name} is ${Math.round(file.size / 1024)} KiB; a compose file is at most 1 MiB`);
+      return;
+    }
+    onText(await file.text(), file.name);
+  };
+  return (
+    <section class="card upload-picker">
+      <div class="field">
+        <label for="compose-upload">Compose file (docker-compose.yml, compose.yaml…)</label>
+        <input
+          id="compose-upload"
+          type="file"
+          accept=".yml,.yaml,application/yaml,text/yaml,text/plain"
+          onChange={(e) => void read(e.currentTarget.files?.[0])}
+        />
+        <p class="hint">The file opens in the compose form below to check and edit before it is deployed.</p>
+      </div>
+      {error && (
+        <p class="error-text" role="alert">
+          {error}
+        </p>
+      )}
+    </section>
+  );
+}
+
 /** The page at /new-app. */
 export function NewAppPage() {
   const { me } = useSession();
+  const { query } = useLocation();
+  const template = query.get("template");
+  const from = SOURCES.find((s) => s.id === query.get("from"))?.id ?? "template";
+  const [uploaded, setUploaded] = useState<{ text: string; name: string } | null>(null);
+
+  if (!mayMutateApps(me)) return <Forbidden message="Viewers cannot deploy apps." />;
+
+  return (
+    <>
+      <p class="back">{template ? <Link href="/new-app">← Templates</Link> : <Link href="/apps">← Apps</Link>}</p>
+      <div class="page-head">
+        <h1>New app</h1>
+        <p class="muted">
+          {template
+            ? "Deploy a template: its settings, how it is reached, then a last look at what is deployed."
+            : "Start from a template, or deploy a compose file of your own."}
+        </p>
+      </div>
+      {template ? (
+        <TemplateWizard id={template} />
+      ) : (
+        <>
+          <nav class="tabs" aria-label="Source">
+            <ul>
+              {SOURCES.map((s) => (
+                <li key={s.id}>
+                  <Link href={s.href} aria-current={s.id === from ? "page" : undefined}>
+                    {s.label}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          {from === "template" && <TemplateGallery />}
+          {from === "compose" && <ComposeForm />}
+          {from === "upload" && (
+            <>
+              <UploadPicker onText={(text, name) => setUploaded({ text, name })} />
+              {uploaded && <ComposeForm key={uploaded.name + uploaded.text.length} initial={uploaded.text} />}
+            </>
+          )}
+        </>
+      )}
+    </>
+  );
+}
+
+/** The compose form (blank, or with an uploaded file's text). */
+function ComposeForm({ initial = "" }: { initial?: string }) {
   const [slug, setSlug] = useState("");
-  const [compose, setCompose] = useState("");
+  const [compose, setCompose] = useState(initial);
   const [rows, setRows] = useState<EnvRow[]>([]);
   const [problems, setProblems] = useState<Problem[] | null>(null);
   const [slugError, setSlugError] = useState<string | null>(null);
   const existing = useResource(() => api.apps.list().catch(() => []));
   const run = useDeployRun();
   const exists = useMemo(() => (existing.data ?? []).some((a) => a.slug === slug), [existing.data, slug]);
-
-  if (!mayMutateApps(me)) return <Forbidden message="Viewers cannot deploy apps." />;
 
   const busy = run.state.phase === "starting" || run.state.phase === "running" || run.state.phase === "finishing";
   const check = () => {
@@ -60,13 +152,7 @@ export function NewAppPage() {
 
   return (
     <>
-      <p class="back">
-        <Link href="/apps">← Apps</Link>
-      </p>
-      <div class="page-head">
-        <h1>New app</h1>
-        <p class="muted">Deploy a compose file as a new app. {SERVER_CHECK_NOTE}</p>
-      </div>
+      <p class="muted small">Deploy a compose file as a new app. {SERVER_CHECK_NOTE}</p>
       <form class="card app-form" aria-label="New app" onSubmit={deploy} noValidate>
         <TextField
           label="Slug"
@@ -101,6 +187,17 @@ export function NewAppPage() {
           placeholder={COMPOSE_PLACEHOLDER}
           marked={(problems ?? []).flatMap((p) => (p.line ? [p.line] : []))}
           hint="YAML. Tab indents with two spaces; press Esc, then Tab, to leave the editor."
+        />
+        <AddService
+          text={compose}
+          keys={() => new Set(rows.map((x) => x.key.trim()))}
+          onInserted={(r) => {
+            setCompose(r.text);
+            setRows([...rows, ...toRows(r.env)]);
+            setProblems(null);
+            edited();
+          }}
+          onProblem={(message) => setProblems([{ message }])}
         />
         <ComposeChecks problems={problems} />
         <EnvEditor
