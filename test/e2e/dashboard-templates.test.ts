@@ -107,6 +107,12 @@ describe("dashboard templates", () => {
       await cats.getByRole("button", { name: /^All/ }).click();
       await card("Gitea").waitFor();
       expect(await unlabeledControls(page)).toEqual([]);
+      // dark, and a phone's width (looked at by hand: /tmp/shots)
+      await page.emulateMedia({ colorScheme: "dark" });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.screenshot({ path: join(SHOTS, "templates-gallery-phone-dark.png") });
+      await page.emulateMedia({ colorScheme: "light" });
+      await page.setViewportSize({ width: 1280, height: 900 });
     },
     STEP_MS,
   );
