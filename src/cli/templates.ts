@@ -147,10 +147,23 @@ const deploy = defineCommand({
     }
     if (!done) return;
     const view = await api.maybe("GET", appPath(slug));
-    const hosts = (view?.endpoints ?? []).flatMap((e: { hosts: string[] }) => e.hosts);
-    process.stdout.write(`deployed ${slug} from template ${args.id}${hosts.length ? `: ${hosts.join(", ")}` : ""}\n`);
+    const info = await api.maybe("GET", "/system/info");
+    const urls = appUrls(view?.endpoints ?? [], info?.tls_mode ?? "auto");
+    process.stdout.write(`deployed ${slug} from template ${args.id}${urls.length ? `: ${urls.join(" ")}` : ""}\n`);
   },
 });
+
+/** Where the app answers: a URL per host (http when its TLS, or the server's, is off; wildcards left out). */
+export function appUrls(endpoints: Array<{ hosts: string[]; path?: string; tls: string | null }>, serverTls: string): string[] {
+  return endpoints.flatMap((e) =>
+    e.hosts
+      .filter((h) => !h.includes("*"))
+      .map((h) => {
+        const plain = serverTls === "off" || (e.tls ?? serverTls) === "off";
+        return `${plain ? "http" : "https"}://${h}${e.path && e.path !== "/" ? e.path : "/"}`;
+      }),
+  );
+}
 
 /** What a deploy made besides the app, one line each, and what it could not make. */
 export function batteryLines(made: TemplateBatteriesMade, t: Pick<TemplateDetail, "database">): string {
