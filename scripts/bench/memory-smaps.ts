@@ -1,4 +1,4 @@
-/** Resident KiB of a process by mapping, from /proc/<pid>/smaps: what scripts/bench/memory*.ts read. */
+/** Resident memory of a process from /proc (smaps, smaps_rollup): what scripts/bench/memory*.ts read. */
 import { readFileSync } from "node:fs";
 
 /** Sum each mapping's Rss into the group `classify` names from its permissions and path ("" for anonymous). */
@@ -15,4 +15,13 @@ export function smapsBy(pid: number, classify: (perms: string, name: string) => 
     if (rss) groups[group] = (groups[group] ?? 0) + Number(rss[1]);
   }
   return groups;
+}
+
+/** RSS and its anonymous and file-backed parts, in MiB, from /proc/<pid>/smaps_rollup. */
+export function rollupMiB(pid: number): { rss: number; anon: number; file: number } {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0);
+  const rss = kb("Rss");
+  const anon = kb("Anonymous");
+  return { rss: rss / 1024, anon: anon / 1024, file: (rss - anon) / 1024 };
 }

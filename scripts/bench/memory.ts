@@ -24,7 +24,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { removeProject } from "./docker-cleanup";
-import { smapsBy } from "./memory-smaps";
+import { rollupMiB, smapsBy } from "./memory-smaps";
 
 const { values } = parseArgs({
   options: {
@@ -52,14 +52,7 @@ interface Mem {
   file: number;
 }
 
-/** RSS and its anonymous / file-backed parts, in MiB, from /proc/<pid>/smaps_rollup. */
-function memOf(pid: number): Mem {
-  const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-  const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0);
-  const rss = kb("Rss");
-  const anon = kb("Anonymous");
-  return { rss: rss / 1024, anon: anon / 1024, file: (rss - anon) / 1024 };
-}
+const memOf: (pid: number) => Mem = rollupMiB;
 
 /** Sample a few times a second for `ms`, return the maximum of each part. */
 async function sample(pid: number, ms: number): Promise<Mem> {

@@ -4,7 +4,6 @@
  */
 import { type Static, Type as T, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { parse } from "yaml";
 import { SECRET_CHARSETS, type TemplateVariable, VARIABLE_TYPES } from "../../shared/templates";
 
 export const VariableSchema = T.Object(
@@ -29,9 +28,16 @@ export const IdSchema = T.String({ pattern: "^[a-z0-9]+(-[a-z0-9]+)*$", maxLengt
 /** An SVG image, inline. */
 export const IconSchema = T.String({ pattern: "^<svg[\\s\\S]*</svg>\\s*$" });
 
+/**
+ * The files are read with Bun's native YAML reader, not the yaml package: its JavaScript parser, run over the whole
+ * catalog, is compiled by the JIT and leaves megabytes of allocator pages behind (docs/benchmarks.md, "Templates and
+ * snippets"). The catalog tests hold the two readers to the same result for every file.
+ */
+export const readYaml = (text: string): unknown => Bun.YAML.parse(text);
+
 /** Parse `text` and check it against `schema`; throws `<kind> "<id>": <path> <problem>`. */
 export function readChecked<S extends TSchema>(schema: S, text: string, kind: string): Static<S> {
-  const doc = parse(text) as unknown;
+  const doc = readYaml(text);
   if (!Value.Check(schema, doc)) {
     const first = Value.Errors(schema, doc).First();
     const id = (doc as { id?: unknown })?.id;
@@ -55,6 +61,6 @@ export function toVariable(v: Static<typeof VariableSchema>): TemplateVariable {
 
 /** The services and top-level volumes a compose text declares, in file order. */
 export function composeNames(compose: string): { services: string[]; volumes: string[] } {
-  const doc = parse(compose) as { services?: Record<string, unknown>; volumes?: Record<string, unknown> } | null;
+  const doc = readYaml(compose) as { services?: Record<string, unknown>; volumes?: Record<string, unknown> } | null;
   return { services: Object.keys(doc?.services ?? {}), volumes: Object.keys(doc?.volumes ?? {}) };
 }

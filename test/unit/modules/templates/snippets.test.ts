@@ -1,16 +1,19 @@
 /**
- * Every service snippet: well-formed, images pinned (to the tag the template catalog uses for the same image), a
- * healthcheck on every service, only the variables it declares (and every one), secrets of at least 128 bits; inserted
- * into a small app it passes Sundeck's own safety rules and renders a file docker-compose v1 reads. Then the routes:
- * who may read them, the list and detail shapes, and the generated .env values.
+ * Every service snippet: well-formed (Bun's YAML reader reads it, and every catalog file, as the yaml package does),
+ * images pinned (to the tag the template catalog uses for the same image), a healthcheck on every service, only the
+ * variables it declares (and every one), secrets of at least 128 bits; inserted into a small app it passes Sundeck's
+ * own safety rules and renders a file docker-compose v1 reads. Then the routes: who may read them, the list and
+ * detail shapes, and the generated .env values.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { parse } from "yaml";
 import { formatEnvFile } from "../../../../src/compose/envfile";
 import { prepare } from "../../../../src/compose/prepare";
 import { readTemplate } from "../../../../src/modules/templates/catalog";
 import { TEMPLATE_FILES } from "../../../../src/modules/templates/catalog/index";
+import { readYaml } from "../../../../src/modules/templates/file-schema";
 import { readSnippet, type Snippet, snippetEnv } from "../../../../src/modules/templates/snippets";
 import { SNIPPET_FILES } from "../../../../src/modules/templates/snippets/index";
 import { lengthFor, MIN_SECRET_BITS } from "../../../../src/modules/templates/variables";
@@ -47,6 +50,14 @@ it("holds the issue's snippets, with ids of their own", () => {
     expect(ids).toContain(id);
   for (const id of ["nats", "minio", "meilisearch"]) expect(ids).toContain(id);
   expect(new Set(ids).size).toBe(ids.length);
+});
+
+it("reads every catalog and snippet file, and its compose text, as the yaml package does", () => {
+  for (const text of [...TEMPLATE_FILES, ...SNIPPET_FILES]) {
+    const doc = parse(text);
+    expect(readYaml(text)).toEqual(doc);
+    expect(readYaml(doc.compose)).toEqual(parse(doc.compose));
+  }
 });
 
 it("pins each image to the tag the template catalog uses for it", () => {
