@@ -2,7 +2,7 @@
  * The template gallery and deploy wizard's pure side: searching the catalog, the slug a template suggests, the routing
  * choice as the API's body, and the calls (list, one, render for review, deploy).
  */
-import { formatEnvFile, parseEnvFile } from "../compose/envfile";
+import { formatEnvFile, parseEnvFile } from "../shared/envfile";
 import { quickTestHost } from "../shared/quickhost";
 import type {
   TemplateDeployAccepted,

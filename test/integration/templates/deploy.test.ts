@@ -79,7 +79,8 @@ describe("a deploy from a template", () => {
     expect(compose).toContain("sundeck.domain: tpl-site.203.0.113.7.sslip.io");
     expect(compose).toContain("sundeck.tls: local");
     const app = await ended("tpl-site");
-    expect(app.template).toEqual({ id: "static-site", version: 1 });
+    const catalogVersion = (await s.root.get("/api/templates/static-site")).json.version;
+    expect(app.template).toEqual({ id: "static-site", version: catalogVersion });
     expect(app.endpoints).toEqual([
       expect.objectContaining({ service: "web", hosts: ["tpl-site.203.0.113.7.sslip.io"], port: 80, tls: "local" }),
     ]);
