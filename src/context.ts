@@ -28,6 +28,7 @@ import type { Backups } from "./modules/backups/service";
 import { type BackupWiring, wireBackups } from "./modules/backups/wire";
 import { DeployOutput } from "./modules/deploys/output";
 import { createDeployRepo, type DeployRepo } from "./modules/deploys/repo";
+import { createRollouts } from "./modules/deploys/rollout";
 import { createDeployer, type Deployer } from "./modules/deploys/service";
 import { createSubnetPool } from "./modules/deploys/subnets";
 import { createGitSync, type GitSync, type GitSyncOptions } from "./modules/gitsync/service";
@@ -42,6 +43,7 @@ import { createUserRepo, type UserRepo } from "./modules/users/repo";
 import { createUsers, type Users } from "./modules/users/service";
 import type { DispatchTuning } from "./modules/webhooks/dispatch";
 import { createWebhooks, type Webhooks } from "./modules/webhooks/service";
+import { TrafficPins } from "./proxy/pins";
 import { createReconciler, type Reconciler } from "./reconciler";
 
 /** Everything a route, job or command needs. */
@@ -191,6 +193,16 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     prefix: config.docker.subnet_prefix,
     now: () => iso(clock.now()),
   });
+  // rolling deploys: which containers take traffic (read by the proxy), and the rollouts journal
+  const pins = new TrafficPins();
+  const rollouts = createRollouts({
+    db,
+    log: logs.logger("deploy"),
+    now: () => iso(clock.now()),
+    pins,
+    traffic: () => (edge.listeners() ? { busy: edge.upstreamBusy, dropIdle: edge.dropIdle, settled: edge.routesSettled } : null),
+    refreshBoard: (slug) => status.refreshApp(slug),
+  });
   const deployer = createDeployer({
     db,
     clock,
@@ -208,6 +220,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     allowedHostPaths: config.compose.allowed_host_paths,
     globalRegistries: config.registries,
     subnets,
+    rollouts,
     stabilizeMs: t.stabilizeMs,
     settleMs: t.settleMs,
   });
@@ -260,6 +273,7 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     status,
     stats: new RequestStats({ clock }),
     statsStore: requestStats,
+    pins,
   });
   const alerts = wireAlerts({
     db,

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { type Config, effectiveHttpListenAddr } from "./config/schema";
+import { PUBLIC_NETWORK } from "./docker/naming";
 import { boardUpstreams } from "./docker/replicas";
 import type { ContainerSummary } from "./docker/types";
 import { startTrace } from "./lib/debug-memory";
@@ -22,10 +23,12 @@ import { createCertStore } from "./proxy/certs/store";
 import type { EngineLimits } from "./proxy/h1/limits";
 import { createProxyHandler, type ProxyTimeouts } from "./proxy/handler";
 import { type Listeners, startListeners } from "./proxy/listeners";
+import type { TrafficPins } from "./proxy/pins";
 import { buildRouteTable, type RouteTable } from "./proxy/route-table";
 import type { TlsMode } from "./proxy/types";
 
 const FLUSH_EVERY_MS = 10_000;
+const NONE: ReadonlySet<string> = new Set();
 const PRUNE_EVERY_MS = 10 * 60_000;
 
 /** What the edge is built from; `createContext` hands these over. */
@@ -46,6 +49,8 @@ export interface EdgeDeps {
   stats: RequestStats;
   /** Where the counted requests are stored, off the request path. */
   statsStore: RequestStatsStore;
+  /** Rolling deploys' choice of which containers take traffic. */
+  pins?: TrafficPins;
 }
 
 /** The proxy's parts, built complete; `start` makes them listen. */
@@ -69,6 +74,12 @@ export interface Edge {
   table(): RouteTable | null;
   /** Requests counted per app since the process started (the Prometheus exposition reads them). */
   totals(): RequestTotals;
+  /** Exchanges and WebSocket tunnels in progress to these replicas (`ip:port`); 0 before `start`. */
+  upstreamBusy(addrs: ReadonlySet<string>): number;
+  /** Close idle pooled connections to these replicas. */
+  dropIdle(addrs: ReadonlySet<string>): void;
+  /** Resolves once the route table reflects every change seen so far (a rebuild is scheduled in a microtask). */
+  routesSettled(): Promise<void>;
 }
 
 /** The route table's defaults from the configuration: the global rate limit and TLS mode. */
@@ -152,8 +163,9 @@ export function createEdge(d: EdgeDeps): Edge {
       proxyToken: d.proxyToken,
       clock: d.clock,
       timeouts,
+      draining: () => d.pins?.draining() ?? NONE,
     });
-    const upstreams = boardUpstreams(d.status);
+    const upstreams = boardUpstreams(d.status, PUBLIC_NETWORK, d.pins);
     const defaults = routeDefaults(c, mode);
     let hostsKey = "";
 
@@ -201,7 +213,12 @@ export function createEdge(d: EdgeDeps): Edge {
     };
     rebuild();
     trace.mark("routes_built");
-    const unsubscribe = d.status.onChange(schedule);
+    const offStatus = d.status.onChange(schedule);
+    const offPins = d.pins?.onChange(schedule);
+    const unsubscribe = () => {
+      offStatus();
+      offPins?.();
+    };
     refresh = schedule;
 
     try {
@@ -255,5 +272,9 @@ export function createEdge(d: EdgeDeps): Edge {
     listeners: () => listeners,
     table: () => table,
     totals: () => d.stats.totals,
+    upstreamBusy: (addrs) => listeners?.upstreamBusy(addrs) ?? 0,
+    dropIdle: (addrs) => listeners?.dropIdle(addrs),
+    // the rebuild runs in a microtask queued by the change: one macrotask later it has run
+    routesSettled: () => new Promise((r) => setTimeout(r, 0)),
   };
 }

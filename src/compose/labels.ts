@@ -15,6 +15,7 @@ import {
   readWindow,
 } from "./label-values";
 import { type AppLabels, ComposeError, type ComposeProject, type Endpoint, type ServiceInfo } from "./model";
+import { ROLLOUT_LABELS, rolloutSettings } from "./rollout-labels";
 import { asList, scalarText } from "./values";
 
 const ENDPOINT_KEY = /^sundeck\.(?:endpoints\.([A-Za-z0-9_-]+)\.)?(domain|port|path|tls)$/;
@@ -29,6 +30,8 @@ const APP_KEYS = new Set([
   // read by backups (src/modules/backups/strategies): the strategy override and the database / RDB path
   "sundeck.backup.strategy",
   "sundeck.backup.path",
+  // read by deploys (rollout-labels.ts): how the service is replaced, and the readiness probe of new replicas
+  ...ROLLOUT_LABELS,
 ]);
 
 type Group = Partial<Record<"domain" | "port" | "path" | "tls", string>>;
@@ -108,6 +111,8 @@ export function parseAppLabels(project: ComposeProject): AppLabels {
       endpoints.push(ep);
     }
     const l = service.labels;
+    // checked here, so a bad value refuses the deploy before anything runs; read again when the service is replaced
+    rolloutSettings(service);
     const readers = {
       requests: (v: string) => readCount(name, "sundeck.ratelimit.requests", v, 1),
       window: (v: string) => readWindow(name, "sundeck.ratelimit.window", v),

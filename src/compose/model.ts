@@ -67,6 +67,8 @@ export interface ServiceInfo {
   scalable: boolean | null;
   /** `container_name`, when given (a fixed name cannot be scaled). */
   containerName?: string | null;
+  /** `network_mode`, when given. */
+  networkMode?: string | null;
 }
 
 /** A parsed, interpolated compose project. */

@@ -3,6 +3,7 @@
  * bound to 127.0.0.1 unless an interface is given, routed services on the proxy network, every `$` escaped so compose
  * does not interpolate a second time, and nothing compose v1 would refuse (`name`, `version`).
  */
+import { createHash } from "node:crypto";
 import { ComposeError, type ComposeProject } from "./model";
 import { formatPort, parsePorts } from "./ports";
 import { isRecord, scalarText } from "./values";
@@ -47,13 +48,31 @@ function joinNetwork(name: string, svc: Record<string, any>, network: string): v
   }
 }
 
+/** The label Sundeck puts on every service it runs: the hash of the service's rendered definition. */
+export const REV_LABEL = "sundeck.rev";
+
+/** The hash of a rendered service definition (before its rev label): equal for an unchanged service. */
+export function serviceRev(svc: Record<string, any>): string {
+  return createHash("sha256").update(JSON.stringify(svc)).digest("hex").slice(0, 16);
+}
+
+/** Set a label on a service whose `labels` is a mapping, a `KEY=VALUE` list, or absent. */
+function setLabel(svc: Record<string, any>, key: string, value: string): void {
+  if (Array.isArray(svc.labels)) {
+    svc.labels = [...svc.labels.filter((l) => !String(l).startsWith(`${key}=`)), `${key}=${value}`];
+  } else {
+    svc.labels = { ...(isRecord(svc.labels) ? svc.labels : {}), [key]: value };
+  }
+}
+
 /**
  * Render the compose YAML Sundeck runs for a project. `routed` names the services that serve endpoints: they join
- * `publicNetwork`, declared external. `subnets` gives networks (by key) their IPv4 subnet. The output is accepted by docker-compose v1.29 and docker compose v2.
+ * `publicNetwork`, declared external. `subnets` gives networks (by key) their IPv4 subnet. With `revs` every service
+ * carries its REV_LABEL (the file compose runs; the checks compare the file without them). The output is accepted by docker-compose v1.29 and docker compose v2.
  */
 export function renderCompose(
   project: ComposeProject,
-  opts: { routed: string[]; publicNetwork: string; subnets?: Readonly<Record<string, string>> },
+  opts: { routed: string[]; publicNetwork: string; subnets?: Readonly<Record<string, string>>; revs?: boolean },
 ): string {
   const doc = structuredClone(project.doc);
   delete doc.name;
@@ -74,6 +93,8 @@ export function renderCompose(
     const networks = isRecord(doc.networks) ? doc.networks : {};
     doc.networks = { ...networks, [opts.publicNetwork]: { external: true } };
   }
+  // what each service is made of, for a rolling deploy to tell a changed service from one left as it runs
+  if (opts.revs) for (const svc of Object.values(services)) setLabel(svc, REV_LABEL, serviceRev(svc));
   // subnets from Sundeck's pool, for networks the file leaves the addressing of to Docker (pooled-networks.ts)
   for (const [key, subnet] of Object.entries(opts.subnets ?? {})) {
     const networks = isRecord(doc.networks) ? doc.networks : {};

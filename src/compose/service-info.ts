@@ -63,5 +63,6 @@ export function serviceInfo(name: string, svc: Record<string, any>): ServiceInfo
     namedVolumes,
     scalable: scalableOf(name, labels),
     containerName: scalarText(svc.container_name),
+    networkMode: scalarText(svc.network_mode),
   };
 }

@@ -67,7 +67,8 @@ export function createComposeDriver(
     version,
     up: (p, o = {}) => {
       const scale = Object.entries(o.scale ?? {}).flatMap(([svc, n]) => ["--scale", `${svc}=${n}`]);
-      return call(p, ["up", "-d", "--remove-orphans", ...scale, ...(o.services ?? [])], o);
+      const flags = [...(o.noDeps ? ["--no-deps"] : []), ...(o.noRecreate ? ["--no-recreate"] : [])];
+      return call(p, ["up", "-d", "--remove-orphans", ...flags, ...scale, ...(o.services ?? [])], o);
     },
     pull: (p, services, o) => call(p, ["pull", ...services], o),
     down: (p, o = {}) => call(p, ["down", "--remove-orphans", ...(o.volumes ? ["-v"] : [])], o),

@@ -75,6 +75,15 @@ export function createEngine(opts: EngineOptions = {}): Engine {
       }
     },
 
+    async imageId(ref) {
+      try {
+        return ((await http.json("GET", `/images/${encodeURIComponent(ref)}/json`)) as { Id?: string }).Id ?? null;
+      } catch (e) {
+        if (e instanceof EngineError && (e.status === 404 || e.status === 400)) return null;
+        throw e;
+      }
+    },
+
     stop: (id, timeoutS) => lifecycle(http, id, "stop", timeoutS),
 
     start: (id) => lifecycle(http, id, "start"),

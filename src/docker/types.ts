@@ -60,7 +60,14 @@ export interface ComposeDriver {
   readonly flavor: "v2" | "v1";
   /** The version string compose printed. */
   readonly version: string;
-  up(p: ProjectRef, o?: ComposeCallOptions & { scale?: Record<string, number>; services?: string[] }): Promise<RunResult>;
+  /**
+   * `up -d`; with `noDeps` the services' dependencies are left alone, with `noRecreate` existing containers are kept
+   * as they are (a rolling deploy adds new ones beside them by scaling up).
+   */
+  up(
+    p: ProjectRef,
+    o?: ComposeCallOptions & { scale?: Record<string, number>; services?: string[]; noDeps?: boolean; noRecreate?: boolean },
+  ): Promise<RunResult>;
   pull(p: ProjectRef, services: string[], o?: ComposeCallOptions): Promise<RunResult>;
   down(p: ProjectRef, o?: ComposeCallOptions & { volumes?: boolean }): Promise<RunResult>;
   stop(p: ProjectRef, services?: string[], o?: ComposeCallOptions): Promise<RunResult>;
@@ -145,6 +152,8 @@ export interface Engine {
    */
   events(o: { filters?: Record<string, string[]>; signal?: AbortSignal; since?: number }): AsyncIterable<DockerEvent>;
   imageExists(ref: string): Promise<boolean>;
+  /** The id (`sha256:...`) of a local image, or null when there is none. */
+  imageId?(ref: string): Promise<string | null>;
   /** Create a bridge network when it does not exist. */
   ensureNetwork(name: string): Promise<void>;
   /** Networks carrying every given label (`key=value` or `key`; none: every network), with their IPAM subnets. */

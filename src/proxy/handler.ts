@@ -33,6 +33,11 @@ export interface ProxyHandlerOptions {
   timeouts?: ProxyTimeouts;
   /** Most rate-limit keys held per app (20 000). */
   rateLimitKeys?: number;
+  /**
+   * Replicas out of the table that still run and finish what they were given (a rolling deploy drains them): the
+   * attempts waiting on them are not abandoned.
+   */
+  draining?: () => ReadonlySet<string>;
 }
 
 /** Seconds a client is told to wait when an app has no replica to serve it. */
@@ -104,6 +109,7 @@ export function createProxyHandler(o: ProxyHandlerOptions): ProxyRequestHandler 
     limiters.retain(table.apps);
     const live = new Set<string>();
     for (const r of table.routes) for (const u of r.upstreams) live.add(u);
+    for (const u of o.draining?.() ?? []) live.add(u);
     const n = waiting.abandon(live);
     if (n > 0) o.log.debug("retrying requests waiting on replicas that left", { requests: n });
   }

@@ -44,6 +44,10 @@ export interface Listeners {
   connections(): { open: number; refused: number };
   /** Resolves once every certificate change seen so far is applied. */
   settled(): Promise<void>;
+  /** Exchanges and tunnels in progress to these replicas (a rolling deploy drains them). */
+  upstreamBusy(addrs: ReadonlySet<string>): number;
+  /** Close idle pooled connections to these replicas. */
+  dropIdle(addrs: ReadonlySet<string>): void;
   /** Stop everything; graceful (in-flight requests finish) unless `closeActive`. */
   stop(closeActive?: boolean): Promise<void>;
 }
@@ -96,6 +100,8 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
       state: () => "plain",
       connections: () => ({ open: caps.size, refused: caps.refusedTotal }),
       settled: async () => {},
+      upstreamBusy: (addrs) => server.pool.busy(addrs),
+      dropIdle: (addrs) => server.pool.dropIdle(addrs),
       stop: (closeActive) => server.stop(closeActive),
     };
   }
@@ -135,6 +141,11 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     probe: () => ({ host: dialHost(main.hostname), port }),
     state: () => "tls",
     connections: () => ({ open: caps.size, refused: caps.refusedTotal }),
+    upstreamBusy: (addrs) => engine.pool.busy(addrs) + (plain?.pool.busy(addrs) ?? 0),
+    dropIdle: (addrs) => {
+      engine.pool.dropIdle(addrs);
+      plain?.pool.dropIdle(addrs);
+    },
     async settled() {
       // a change notification is delivered in a microtask and applied at once
       await new Promise((r) => setImmediate(r));

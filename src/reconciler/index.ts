@@ -141,6 +141,13 @@ export function createReconciler(d: ReconcilerDeps) {
       if (rewritten.length) log.info("finished interrupted writes", { apps: rewritten.join(",") });
       for (const slug of d.deployer.recoverInterrupted()) force.add(slug);
       if (force.size) log.info("deploys were interrupted: running them again", { apps: [...force].join(",") });
+      // before anything deploys again: a rolling deploy a crash cut short leaves one set of containers, not two
+      try {
+        await d.deployer.convergeRollouts();
+      } catch (e) {
+        log.error("converging interrupted rolling deploys failed", { error: (e as Error).message });
+      }
+      if (stopped) return;
       try {
         watcher = watch(d.files.appsDir, { recursive: true }, onEvent);
         watcher.on("error", (e) => log.warn("apps directory watch failed", { error: e.message }));

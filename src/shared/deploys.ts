@@ -14,6 +14,8 @@ export interface DeployRecord {
   source: string;
   started_at: string;
   finished_at: string | null;
+  /** How each service was replaced (`rolling` or `recreate`, with the reason); null when the action replaced none. */
+  strategies: Record<string, { strategy: "rolling" | "recreate"; reason: string }> | null;
 }
 
 /** The last deploy of an app, as its view carries it. */

@@ -12,6 +12,7 @@ import m0006 from "./0006_backups_run_secret.sql" with { type: "text" };
 import m0007 from "./0007_version_routing.sql" with { type: "text" };
 import m0008 from "./0008_app_subnets.sql" with { type: "text" };
 import m0009 from "./0009_app_template.sql" with { type: "text" };
+import m0010 from "./0010_rollouts.sql" with { type: "text" };
 
 export interface Migration {
   tag: string;
@@ -29,4 +30,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { tag: "0007_version_routing", sql: m0007 },
   { tag: "0008_app_subnets", sql: m0008 },
   { tag: "0009_app_template", sql: m0009 },
+  { tag: "0010_rollouts", sql: m0010 },
 ];

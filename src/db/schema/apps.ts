@@ -69,6 +69,8 @@ export const deploys = sqliteTable(
     source: text("source").notNull(),
     startedAt: text("started_at").notNull(),
     finishedAt: text("finished_at"),
+    /** `{service: {strategy, reason}}`: how each service was replaced (rolling or recreate); null when none was. */
+    strategiesJson: text("strategies_json"),
   },
   (t) => [index("deploys_app").on(t.appId), index("deploys_status").on(t.status)],
 );

@@ -6,4 +6,5 @@ export * from "./auth";
 export * from "./backups";
 export * from "./metrics";
 export * from "./networks";
+export * from "./rollouts";
 export * from "./settings";

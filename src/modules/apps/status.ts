@@ -74,6 +74,12 @@ export class StatusBoard {
     return this.engineUp;
   }
 
+  /** Re-read one app's containers now (after the refresh in flight, whose listing may be older than the ask). */
+  refreshApp(slug: string): Promise<void> {
+    this.wanted.projects.add(PREFIX + slug);
+    return this.schedule();
+  }
+
   /** Re-read every container now (or right after the refresh in flight, whose listing may be older than the ask). */
   refresh(): Promise<void> {
     this.wanted.all = true;

@@ -4,12 +4,14 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { parse } from "yaml";
 import { pooledNetworks } from "../../compose/pooled-networks";
 import { expectation, type Prepared, prepare } from "../../compose/prepare";
-import { renderCompose } from "../../compose/rewrite";
+import { REV_LABEL, renderCompose } from "../../compose/rewrite";
+import { chooseStrategy } from "../../compose/rollout-labels";
 import { PUBLIC_NETWORK, projectName } from "../../docker/naming";
 import { sweepProject } from "../../docker/sweep";
-import type { DockerHandle, Engine, ProjectRef, RunResult } from "../../docker/types";
+import type { ContainerSummary, DockerHandle, Engine, ProjectRef, RunResult } from "../../docker/types";
 import type { Secrets } from "../../lib/crypto";
 import { HttpError } from "../../lib/errors";
 import { writeFileAtomic } from "../../lib/fs";
@@ -20,6 +22,7 @@ import { imageRegistry } from "../registries/service";
 import type { RunCtx } from "./operations";
 import type { DeployFrame } from "./output";
 import type { DeployRepo } from "./repo";
+import type { Rollouts, RollTarget } from "./rollout";
 import { waitStable } from "./stabilize";
 import { type SubnetPool, SubnetPoolExhausted } from "./subnets";
 
@@ -37,6 +40,8 @@ export interface ComposeRunDeps {
   globalRegistries: readonly string[];
   /** Subnets for app networks from `docker.subnet_pool` (absent: Docker's own pools). */
   subnets?: SubnetPool;
+  /** Rolling replacement of routed services (absent: compose's recreate for every service). */
+  rollouts?: Rollouts;
   /** Stabilisation window after `up`. */
   stabilizeMs?: number;
   settleMs?: number;
@@ -70,15 +75,13 @@ export function createComposeRun(d: ComposeRunDeps) {
 
   /**
    * The file Sundeck runs: the prepared render, with the app networks' subnets from the pool (`assigned`, else the
-   * blocks recorded for the app: a start or restart names the same subnets its deploy did).
+   * blocks recorded for the app: a start or restart names the same subnets its deploy did) and each service's rev.
    */
   const withSubnets = (slug: string, p: Prepared, assigned?: Record<string, string>): string => {
     const pool = d.subnets;
-    if (!pool?.enabled) return p.rendered;
-    const subnets = assigned ?? pool.recorded(slug, pooledNetworks(p.project, projectName(slug)));
-    return Object.keys(subnets).length
-      ? renderCompose(p.project, { routed: p.routed, publicNetwork: PUBLIC_NETWORK, subnets })
-      : p.rendered;
+    const subnets = pool?.enabled ? (assigned ?? pool.recorded(slug, pooledNetworks(p.project, projectName(slug)))) : {};
+    // every service stamped with its rev: a rolling deploy tells a changed service from one left as it runs
+    return renderCompose(p.project, { routed: p.routed, publicNetwork: PUBLIC_NETWORK, subnets, revs: true });
   };
 
   /** Blocks of the pool for the app's networks that are not there yet (one engine call lists what exists). */
@@ -203,6 +206,40 @@ export function createComposeRun(d: ComposeRunDeps) {
     return null;
   };
 
+  /**
+   * How each service is replaced (said in the deploy log, kept on the deploy's record): the routed services that
+   * run now and changed roll when that is safe, the rest is compose's own recreate.
+   */
+  const planServices = async (engine: Engine, rc: RunCtx, p: Prepared, scale: Record<string, number>, rendered: string) => {
+    const strategies: Record<string, { strategy: "rolling" | "recreate"; reason: string }> = {};
+    const rolling: Array<{ target: RollTarget; old: ContainerSummary[] }> = [];
+    const containers = d.rollouts ? await engine.containers({ project: projectName(rc.app.slug) }) : [];
+    const revs = serviceRevs(rendered);
+    for (const svc of p.project.services) {
+      if (hasProfiles(p, svc.name)) continue;
+      const choice = chooseStrategy(svc, p.routed.includes(svc.name));
+      let { strategy, reason } = choice;
+      // every container of the service, running or not: compose's scale counts them all
+      const old = containers.filter((c) => c.service === svc.name);
+      const replicas = scale[svc.name] ?? svc.replicas ?? 1;
+      if (strategy === "rolling") {
+        const unsafe = old.length ? await d.rollouts!.unsafe(engine, old) : null;
+        if (!d.rollouts) [strategy, reason] = ["recreate", "rolling deploys are not available here"];
+        else if (unsafe) [strategy, reason] = ["recreate", unsafe];
+        else if (!old.some((c) => c.state === "running")) reason = "nothing runs yet: started as compose starts it";
+        else if (replicas === 0) [strategy, reason] = ["recreate", "scaled to 0"];
+        else if (await d.rollouts.unchanged(engine, old, revs[svc.name] ?? "", svc.image)) reason = "unchanged: left running";
+        else {
+          const port = p.labels.endpoints.find((e) => e.service === svc.name)!.port;
+          rolling.push({ target: { service: svc, replicas, port, rev: revs[svc.name] ?? "" }, old });
+        }
+      }
+      strategies[svc.name] = { strategy, reason };
+      rc.line("up", `${svc.name}: ${strategy} (${reason})`);
+    }
+    return { strategies, rolling };
+  };
+
   return {
     docker,
     takeDown,
@@ -231,14 +268,32 @@ export function createComposeRun(d: ComposeRunDeps) {
         if (e instanceof SubnetPoolExhausted) return { error: e.message, touched: false };
         throw e;
       }
-      writeRendered(slug, withSubnets(slug, p, subnets));
+      const rendered = withSubnets(slug, p, subnets);
+      writeRendered(slug, rendered);
       if (p.routed.length) await engine.ensureNetwork(PUBLIC_NETWORK);
       const pullError = await pullImages(rc, slug, p, o.pullAll);
       if (pullError) return { error: pullError, touched: false };
       if (rc.signal.aborted) return { error: "cancelled", touched: false };
       const scale = appScale(rc.app);
-      const up = await compose.up(refFor(slug), { ...pipe(rc, "up"), scale });
-      if (up.code !== 0) return { error: failed(up, "compose up"), touched: true };
+      const plan = await planServices(engine, rc, p, scale, rendered);
+      d.journal.setStrategies(rc.deployId, plan.strategies);
+      if (plan.rolling.length === 0) {
+        const up = await compose.up(refFor(slug), { ...pipe(rc, "up"), scale });
+        if (up.code !== 0) return { error: failed(up, "compose up"), touched: true };
+      } else {
+        // everything else first, as compose would (a rolled service's dependencies included), the rolled ones left alone
+        const rolled = new Set(plan.rolling.map((r) => r.target.service.name));
+        const others = p.project.services.filter((x) => !rolled.has(x.name) && !hasProfiles(p, x.name)).map((x) => x.name);
+        if (others.length) {
+          const otherScale = Object.fromEntries(Object.entries(scale).filter(([k]) => !rolled.has(k)));
+          const up = await compose.up(refFor(slug), { ...pipe(rc, "up"), scale: otherScale, services: others, noDeps: true });
+          if (up.code !== 0) return { error: failed(up, "compose up"), touched: true };
+        }
+        for (const r of plan.rolling) {
+          const error = await d.rollouts!.roll(rc, engine, compose, refFor(slug), r.target, r.old, d.stabilizeMs ?? 60_000);
+          if (error) return { error, touched: true };
+        }
+      }
       rc.line("up", "waiting for the containers to be running and healthy");
       return { error: await stable(engine, rc, p, scale), touched: true };
     },
@@ -246,6 +301,27 @@ export function createComposeRun(d: ComposeRunDeps) {
 }
 
 export type ComposeRun = ReturnType<typeof createComposeRun>;
+
+/** Whether a service is in a profile (compose up without names leaves it out, and so does Sundeck). */
+function hasProfiles(p: Prepared, name: string): boolean {
+  const profiles = (p.project.doc.services as Record<string, any> | undefined)?.[name]?.profiles;
+  return Array.isArray(profiles) && profiles.length > 0;
+}
+
+/** Each service's rev in a rendered file. */
+function serviceRevs(rendered: string): Record<string, string> {
+  const services =
+    (parse(rendered) as { services?: Record<string, { labels?: Record<string, string> | string[] }> }).services ?? {};
+  const out: Record<string, string> = {};
+  for (const [name, svc] of Object.entries(services)) {
+    const labels = svc.labels;
+    const rev = Array.isArray(labels)
+      ? labels.find((l) => l.startsWith(`${REV_LABEL}=`))?.slice(REV_LABEL.length + 1)
+      : labels?.[REV_LABEL];
+    if (rev) out[name] = rev;
+  }
+  return out;
+}
 
 /** The one-line error of a compose command that failed: what failed, and the line of its output that says why. */
 export function failed(r: RunResult, what: string): string {

@@ -2,8 +2,13 @@
  * Lifecycle actions on an app that runs a version: stop, start, restart, scale, remove, and the teardown of an app
  * whose directory went away. Each is an operation (queued behind a running one) with its activity entry.
  */
+import type { ServiceInfo } from "../../compose/model";
+import type { Prepared } from "../../compose/prepare";
+import { chooseStrategy } from "../../compose/rollout-labels";
 import { scalability } from "../../compose/scaling";
 import type { Db } from "../../db";
+import { projectName } from "../../docker/naming";
+import type { ComposeDriver, ContainerSummary, Engine } from "../../docker/types";
 import { badRequest, notFound } from "../../lib/errors";
 import type { Actor } from "../activity/model";
 import type { Activity } from "../activity/service";
@@ -12,9 +17,10 @@ import { requireApp } from "../apps/lookup";
 import { type AppRepo, type AppRow, appScale } from "../apps/repo";
 import { type ComposeRun, failed } from "./compose-run";
 import { appEntry } from "./journal";
-import type { Job, Operations } from "./operations";
+import type { Job, Operations, RunCtx } from "./operations";
 import type { DeployOutput } from "./output";
 import type { DeployRepo } from "./repo";
+import type { Rollouts } from "./rollout";
 
 const MAX_SCALE = 100;
 
@@ -28,6 +34,9 @@ export interface LifecycleDeps {
   ops: Operations;
   run: ComposeRun;
   now: () => string;
+  /** Rolling replacement: a restart one replica at a time, a scale-down that drains first. */
+  rollouts?: Rollouts;
+  stabilizeMs?: number;
 }
 
 /** Build the lifecycle actions. */
@@ -47,6 +56,35 @@ export function createLifecycle(d: LifecycleDeps) {
     const p = run.ensureRendered(app);
     if (!p) throw new Error("the app has no compose file");
     return p;
+  };
+
+  /**
+   * Restart the app: a routed service with two or more replicas one replica at a time (each drained, restarted and
+   * probed: the others carry the traffic), the rest with compose's restart. The error, or null.
+   */
+  const restartApp = async (rc: RunCtx, engine: Engine, compose: ComposeDriver, p: Prepared | null): Promise<string | null> => {
+    const slug = rc.app.slug;
+    const each: Array<{ svc: ServiceInfo; port: number; replicas: ContainerSummary[] }> = [];
+    if (d.rollouts && p) {
+      const cs = await engine.containers({ project: projectName(slug) });
+      for (const svc of p.project.services) {
+        const port = p.labels.endpoints.find((e) => e.service === svc.name)?.port;
+        const replicas = cs.filter((c) => c.service === svc.name && c.state === "running");
+        if (port !== undefined && replicas.length >= 2 && chooseStrategy(svc, true).strategy === "rolling")
+          each.push({ svc, port, replicas });
+      }
+    }
+    const rest = p ? p.project.services.map((x) => x.name).filter((n) => !each.some((e) => e.svc.name === n)) : [];
+    if (!p || rest.length) {
+      const r = await compose.restart(run.refFor(slug), p ? rest : undefined, run.pipe(rc, "restart"));
+      if (r.code !== 0) return failed(r, "compose restart");
+    }
+    for (const e of each) {
+      rc.line("restart", `${e.svc.name}: one replica at a time (${e.replicas.length} replicas behind its endpoints)`);
+      const error = await d.rollouts!.restartEach(rc, engine, e.svc, e.port, e.replicas, d.stabilizeMs ?? 60_000);
+      if (error) return error;
+    }
+    return null;
   };
 
   return {
@@ -85,8 +123,7 @@ export function createLifecycle(d: LifecycleDeps) {
       return ops.launch(slug, "restart", actor.source, async (rc) => {
         entry(app, actor, "restarted", `${actor.name} restarted ${slug}`);
         const p = rendered(rc.app);
-        const r = await compose.restart(run.refFor(slug), undefined, run.pipe(rc, "restart"));
-        let error = r.code === 0 ? null : failed(r, "compose restart");
+        let error = await restartApp(rc, engine, compose, p);
         // as after start: "restarted" means running again, not only that docker accepted the restart
         if (!error && !rc.app.stopped) error = await run.stable(engine, rc, p, appScale(rc.app));
         ops.finish(rc, "restart", error);
@@ -126,7 +163,20 @@ export function createLifecycle(d: LifecycleDeps) {
           entry(app, actor, "scaled", summary, counts(was), counts(now));
         });
         const current = rendered(rc.app);
+        // a routed service scaled down loses its highest-numbered replicas only after they drained
+        const undo: Array<() => Promise<void>> = [];
+        if (d.rollouts && current) {
+          const cs = await engine.containers({ project: projectName(slug) });
+          for (const name of names) {
+            const svc = current.project.services.find((x) => x.name === name)!;
+            const mine = cs.filter((c) => c.service === name && c.state === "running");
+            const port = current.labels.endpoints.find((e) => e.service === name)?.port;
+            if (port === undefined || mine.length <= after[name] || chooseStrategy(svc, true).strategy !== "rolling") continue;
+            undo.push(await d.rollouts.drainLeaving(rc, engine, svc, port, mine, after[name]));
+          }
+        }
         const r = await compose.up(run.refFor(slug), { ...run.pipe(rc, "scale"), scale: after });
+        for (const u of undo) await u();
         ops.finish(rc, "scale", r.code === 0 ? await run.stable(engine, rc, current, after) : failed(r, "compose up --scale"));
       });
     },

@@ -57,6 +57,13 @@ export function createDeployRepo(db: Db) {
         .returning()
         .get(),
     setDeployVersion: (id: number, versionId: number) => o.update(deploys).set({ versionId }).where(eq(deploys.id, id)).run(),
+    /** How each service was replaced (rolling or recreate, and why). */
+    setStrategies: (id: number, strategies: Record<string, { strategy: string; reason: string }>) =>
+      o
+        .update(deploys)
+        .set({ strategiesJson: JSON.stringify(strategies) })
+        .where(eq(deploys.id, id))
+        .run(),
     finishDeploy: (id: number, status: Exclude<DeployStatus, "running">, error: string | null, now: string) =>
       o.update(deploys).set({ status, error, finishedAt: now }).where(eq(deploys.id, id)).run(),
     deploy: (id: number) => o.select().from(deploys).where(eq(deploys.id, id)).get(),

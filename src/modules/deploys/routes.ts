@@ -39,6 +39,7 @@ function deployJson(d: DeployRow): DeployRecord {
     source: d.source,
     started_at: d.startedAt,
     finished_at: d.finishedAt,
+    strategies: d.strategiesJson ? JSON.parse(d.strategiesJson) : null,
   };
 }
 

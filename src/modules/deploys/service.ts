@@ -215,6 +215,13 @@ export function createDeployer(d: DeployerDeps) {
     },
 
     recoverInterrupted: ops.recoverInterrupted,
+    /** After a restart, before anything deploys: rolling deploys a crash cut short converge (rollout.ts). */
+    async convergeRollouts(): Promise<void> {
+      if (!d.rollouts?.pending()) return;
+      await d.docker.settled();
+      const engine = d.docker.engine;
+      if (engine && d.rollouts) await d.rollouts.converge(engine);
+    },
     drain: ops.drain,
   };
 }

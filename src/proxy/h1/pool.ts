@@ -73,6 +73,8 @@ function splitAddr(addr: string): { hostname: string; port: number } {
 export class UpstreamPool {
   private readonly idle = new Map<string, UpstreamSocket[]>();
   private open = 0;
+  /** Connections open per replica (in use, idle or connecting). */
+  private readonly perAddr = new Map<string, number>();
 
   constructor(private readonly o: { idleMs: number; maxIdle: number }) {}
 
@@ -100,11 +102,13 @@ export class UpstreamPool {
     const { hostname, port } = splitAddr(addr);
     const data = { addr, user, uses: 1, pool: this as UpstreamPool } as UpstreamData;
     this.open++;
+    this.count(addr, 1);
     let s: UpstreamSocket;
     try {
       s = await Bun.connect<UpstreamData>({ hostname, port, data, socket: handlers });
     } catch (e) {
       this.open--;
+      this.count(addr, -1);
       throw e;
     }
     data.out = new Outbox(s as Socket<unknown>, () => {});
@@ -129,9 +133,31 @@ export class UpstreamPool {
     list.push(s);
   }
 
+  /**
+   * Connections to these replicas carrying an exchange or a WebSocket tunnel now (open, not idle): what a draining
+   * replica still serves.
+   */
+  busy(addrs: ReadonlySet<string>): number {
+    let n = 0;
+    for (const a of addrs) n += (this.perAddr.get(a) ?? 0) - (this.idle.get(a)?.length ?? 0);
+    return n;
+  }
+
+  /** Close the idle connections to these replicas (they take no new exchange: they are being drained). */
+  dropIdle(addrs: ReadonlySet<string>): void {
+    for (const a of addrs) for (const s of [...(this.idle.get(a) ?? [])]) s.end();
+  }
+
+  private count(addr: string, by: number): void {
+    const n = (this.perAddr.get(addr) ?? 0) + by;
+    if (n > 0) this.perAddr.set(addr, n);
+    else this.perAddr.delete(addr);
+  }
+
   /** The socket closed (its close handler). */
   closed(s: UpstreamSocket): void {
     this.open--;
+    this.count(s.data.addr, -1);
     const list = this.idle.get(s.data.addr);
     if (list === undefined) return;
     const i = list.indexOf(s);

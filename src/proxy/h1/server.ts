@@ -55,6 +55,8 @@ export interface RawServeOptions extends EngineOptions {
 export interface RawServer {
   readonly hostname: string;
   readonly port: number;
+  /** Its upstream connections. */
+  readonly pool: UpstreamPool;
   /** Open client connections. */
   connections(): number;
   /** Stop accepting; graceful (exchanges in progress finish, idle connections close) unless `closeActive`. */
@@ -203,6 +205,7 @@ export function serveRaw(opts: RawServeOptions): RawServer {
   });
   return {
     hostname: listener.hostname,
+    pool: engine.pool,
     port: listener.port,
     connections: () => engine.connections(),
     async stop(closeActive = false) {
