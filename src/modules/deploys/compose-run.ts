@@ -223,12 +223,12 @@ export function createComposeRun(d: ComposeRunDeps) {
       const old = containers.filter((c) => c.service === svc.name);
       const replicas = scale[svc.name] ?? svc.replicas ?? 1;
       if (strategy === "rolling") {
-        const unsafe = old.length ? await d.rollouts!.unsafe(engine, old) : null;
-        if (!d.rollouts) [strategy, reason] = ["recreate", "rolling deploys are not available here"];
-        else if (unsafe) [strategy, reason] = ["recreate", unsafe];
+        const seen = d.rollouts ? await d.rollouts.assess(engine, old, revs[svc.name] ?? "", svc.image) : null;
+        if (!seen) [strategy, reason] = ["recreate", "rolling deploys are not available here"];
+        else if (seen.unsafe) [strategy, reason] = ["recreate", seen.unsafe];
         else if (!old.some((c) => c.state === "running")) reason = "nothing runs yet: started as compose starts it";
         else if (replicas === 0) [strategy, reason] = ["recreate", "scaled to 0"];
-        else if (await d.rollouts.unchanged(engine, old, revs[svc.name] ?? "", svc.image)) reason = "unchanged: left running";
+        else if (seen.unchanged) reason = "unchanged: left running";
         else {
           const port = p.labels.endpoints.find((e) => e.service === svc.name)!.port;
           rolling.push({ target: { service: svc, replicas, port, rev: revs[svc.name] ?? "" }, old });

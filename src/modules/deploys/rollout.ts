@@ -6,7 +6,7 @@
  * stopped and removed by id. A new replica that does not get ready is removed and the old ones keep serving.
  * Each rollout is journaled (table rollouts): a crash before the switch converges on the old set, after it on the new.
  */
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { ServiceInfo } from "../../compose/model";
 import { REV_LABEL } from "../../compose/rewrite";
 import { rolloutSettings } from "../../compose/rollout-labels";
@@ -80,8 +80,8 @@ export function createRollouts(d: RolloutDeps) {
       return d.db.orm
         .select()
         .from(rollouts)
-        .all()
-        .find((r) => r.slug === slug && r.service === service);
+        .where(and(eq(rollouts.slug, slug), eq(rollouts.service, service)))
+        .get();
     },
     end(slug: string, service: string) {
       const row = journal.row(slug, service);
@@ -222,26 +222,29 @@ export function createRollouts(d: RolloutDeps) {
     pending: (): boolean => d.db.orm.select().from(rollouts).limit(1).all().length > 0,
 
     /**
-     * Why a running service must be left to compose's recreate even though it is routed: a volume compose would
-     * carry over only when it recreates (anonymous ones). Null when rolling is safe.
+     * What the service's containers say about replacing it, from one inspection each: `unsafe`, why it must be left to
+     * compose's recreate even though it is routed (an anonymous volume, which compose carries over only when it
+     * recreates), or null; `unchanged`, whether it runs as the rendered file defines it (same rev, same image).
      */
-    async unsafe(engine: Engine, old: readonly ContainerSummary[]): Promise<string | null> {
-      for (const c of old) {
-        const mounts: Array<{ Type?: string; Name?: string; Destination?: string }> = (await engine.inspect(c.id))?.Mounts ?? [];
+    async assess(
+      engine: Engine,
+      old: readonly ContainerSummary[],
+      rev: string,
+      image: string | null,
+    ): Promise<{ unsafe: string | null; unchanged: boolean }> {
+      const infos = await Promise.all(old.map((c) => engine.inspect(c.id).catch(() => null)));
+      for (const info of infos) {
+        const mounts: Array<{ Type?: string; Name?: string; Destination?: string }> = info?.Mounts ?? [];
         const anon = mounts.find((m) => m.Type === "volume" && /^[0-9a-f]{64}$/.test(m.Name ?? ""));
-        if (anon) return `an anonymous volume at ${anon.Destination}: compose carries it over only when it recreates`;
+        if (anon)
+          return {
+            unsafe: `an anonymous volume at ${anon.Destination}: compose carries it over only when it recreates`,
+            unchanged: false,
+          };
       }
-      return null;
-    },
-
-    /** Whether the service runs as the rendered file defines it (same rev, same image): then nothing is replaced. */
-    async unchanged(engine: Engine, old: readonly ContainerSummary[], rev: string, image: string | null): Promise<boolean> {
-      if (old.length === 0 || old.some((c) => c.labels[REV_LABEL] !== rev)) return false;
-      if (!image || !engine.imageId) return true;
-      const current = await engine.imageId(image);
-      if (!current) return true;
-      for (const c of old) if ((await engine.inspect(c.id))?.Image !== current) return false;
-      return true;
+      if (old.length === 0 || old.some((c) => c.labels[REV_LABEL] !== rev)) return { unsafe: null, unchanged: false };
+      const current = image && engine.imageId ? await engine.imageId(image) : null;
+      return { unsafe: null, unchanged: !current || infos.every((i) => i?.Image === current) };
     },
 
     /**
