@@ -82,7 +82,14 @@ function stored(run: { location: string | null; targetKind: string }) {
   const file = client.file(`verify/${run.location}`);
   return {
     read: async () => new Uint8Array(await file.arrayBuffer()),
-    write: async (b: Uint8Array) => void (await file.write(b)),
+    // s3rver can answer a PUT that replaces an object before a read sees the new bytes: wait until one does
+    write: async (b: Uint8Array) => {
+      await file.write(b);
+      await until(async () => Buffer.from(await file.arrayBuffer()).equals(Buffer.from(b)), {
+        timeout: 5_000,
+        what: "the object to hold the written bytes",
+      });
+    },
   };
 }
 
