@@ -200,7 +200,15 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
     log: logs.logger("deploy"),
     now: () => iso(clock.now()),
     pins,
-    traffic: () => (edge.listeners() ? { busy: edge.upstreamBusy, dropIdle: edge.dropIdle, settled: edge.routesSettled } : null),
+    traffic: () =>
+      edge.listeners()
+        ? {
+            busy: edge.upstreamBusy,
+            dropIdle: edge.dropIdle,
+            closeTunnels: edge.closeTunnels,
+            settled: edge.routesSettled,
+          }
+        : null,
     refreshBoard: (slug) => status.refreshApp(slug),
   });
   const deployer = createDeployer({

@@ -78,6 +78,8 @@ export interface Edge {
   upstreamBusy(addrs: ReadonlySet<string>): number;
   /** Close idle pooled connections to these replicas. */
   dropIdle(addrs: ReadonlySet<string>): void;
+  /** Close the WebSocket tunnels to these replicas cleanly (they are leaving); how many there were. */
+  closeTunnels(addrs: ReadonlySet<string>): number;
   /** Resolves once the route table reflects every change seen so far (a rebuild is scheduled in a microtask). */
   routesSettled(): Promise<void>;
 }
@@ -274,6 +276,7 @@ export function createEdge(d: EdgeDeps): Edge {
     totals: () => d.stats.totals,
     upstreamBusy: (addrs) => listeners?.upstreamBusy(addrs) ?? 0,
     dropIdle: (addrs) => listeners?.dropIdle(addrs),
+    closeTunnels: (addrs) => listeners?.closeTunnels(addrs) ?? 0,
     // the rebuild runs in a microtask queued by the change: one macrotask later it has run
     routesSettled: () => new Promise((r) => setTimeout(r, 0)),
   };

@@ -48,6 +48,8 @@ export interface Listeners {
   upstreamBusy(addrs: ReadonlySet<string>): number;
   /** Close idle pooled connections to these replicas. */
   dropIdle(addrs: ReadonlySet<string>): void;
+  /** These replicas leave now: their WebSocket tunnels get a clean close (1001 going away). */
+  closeTunnels(addrs: ReadonlySet<string>): number;
   /** Stop everything; graceful (in-flight requests finish) unless `closeActive`. */
   stop(closeActive?: boolean): Promise<void>;
 }
@@ -102,6 +104,7 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
       settled: async () => {},
       upstreamBusy: (addrs) => server.pool.busy(addrs),
       dropIdle: (addrs) => server.pool.dropIdle(addrs),
+      closeTunnels: (addrs) => server.pool.goAway(addrs),
       stop: (closeActive) => server.stop(closeActive),
     };
   }
@@ -146,6 +149,7 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
       engine.pool.dropIdle(addrs);
       plain?.pool.dropIdle(addrs);
     },
+    closeTunnels: (addrs) => engine.pool.goAway(addrs) + (plain?.pool.goAway(addrs) ?? 0),
     async settled() {
       // a change notification is delivered in a microtask and applied at once
       await new Promise((r) => setImmediate(r));

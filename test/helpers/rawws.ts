@@ -22,7 +22,10 @@ export interface RawWs {
   destroy(): void;
 }
 
-/** Perform the upgrade handshake on `port` for `path` with `headers`; resolves once the 101 arrives. */
+/**
+ * Perform the upgrade handshake on `port` for `path` with `headers` (a `host` among them replaces the default one);
+ * resolves once the 101 arrives.
+ */
 export function rawWs(port: number, path: string, headers: Record<string, string>): Promise<RawWs> {
   return new Promise((resolve, reject) => {
     const sock: Socket = connect(port, "127.0.0.1");
@@ -45,12 +48,13 @@ export function rawWs(port: number, path: string, headers: Record<string, string
       pause: () => sock.pause(),
       destroy: () => sock.destroy(),
     };
+    const ownHost = Object.keys(headers).some((k) => k.toLowerCase() === "host");
     const extra = Object.entries(headers)
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join("");
     sock.on("connect", () =>
       sock.write(
-        `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+        `GET ${path} HTTP/1.1\r\n${ownHost ? "" : `Host: 127.0.0.1:${port}\r\n`}Connection: Upgrade\r\nUpgrade: websocket\r\n` +
           `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString("base64")}\r\n${extra}\r\n`,
       ),
     );

@@ -24,6 +24,8 @@ import { probe, short, sleep } from "./probe";
 export interface RolloutTraffic {
   busy(addrs: ReadonlySet<string>): number;
   dropIdle(addrs: ReadonlySet<string>): void;
+  /** WebSocket tunnels to these replicas get a Close frame (1001) and end; how many there were. */
+  closeTunnels(addrs: ReadonlySet<string>): number;
   settled(): Promise<void>;
 }
 
@@ -48,6 +50,9 @@ export interface RollTarget {
 }
 
 const ids = (cs: readonly ContainerSummary[]) => cs.map((c) => c.id);
+
+/** How long tunnels told to close get for the Close handshake (the proxy's own grace is a second per step). */
+const TUNNEL_CLOSE_MS = 2500;
 
 /** Build the rollout runner. */
 export function createRollouts(d: RolloutDeps) {
@@ -121,15 +126,25 @@ export function createRollouts(d: RolloutDeps) {
     return out;
   };
 
-  /** Wait until no exchange or tunnel is open to these replicas (at most `ms`); says what was still open. */
+  /**
+   * Wait until no exchange or tunnel is open to these replicas (at most `ms`); then WebSocket tunnels still open get
+   * a clean close (a Close frame 1001 between two frames, the client's answer awaited up to a second), and what is
+   * still open after that is said and cut with the containers.
+   */
   const drain = async (addrs: ReadonlySet<string>, ms: number, signal: AbortSignal, line: (text: string) => void) => {
     const traffic = d.traffic();
     if (!traffic) return;
     traffic.dropIdle(addrs);
-    const deadline = Date.now() + ms;
-    while (traffic.busy(addrs) > 0 && Date.now() < deadline && !signal.aborted) await sleep(50);
-    const left = traffic.busy(addrs);
-    if (left > 0) line(`${left} exchanges still open after drain_timeout; closing them`);
+    const until = async (deadline: number, floor: number) => {
+      while (traffic.busy(addrs) > floor && Date.now() < deadline && !signal.aborted) await sleep(50);
+      return traffic.busy(addrs);
+    };
+    const open = await until(Date.now() + ms, 0);
+    if (open === 0) return;
+    const tunnels = traffic.closeTunnels(addrs);
+    const left = tunnels > 0 ? await until(Date.now() + TUNNEL_CLOSE_MS, open - tunnels) : open;
+    const said = tunnels > 0 ? `; ${tunnels} WebSocket tunnels closed (1001 going away)` : "";
+    line(`${open} connections still open after drain_timeout${said}${left > 0 ? `; ${left} cut` : ""}`);
   };
 
   return {

@@ -14,6 +14,7 @@ import { type Framing, FramingError, headEnd, parseRequestHead, type RequestHead
 import type { ClientLink } from "./link";
 import { requestTarget } from "./request-target";
 import type { RawEngine } from "./server";
+import { tunnelUp } from "./tunnel";
 import { CONNECTION_CLOSE, serializeHead, statusLine } from "./wire";
 
 const CRLF = 0x0a0d; // "\r\n" read as a little-endian uint16
@@ -99,7 +100,7 @@ export class ClientConn {
       return;
     }
     if (ex.tunnel) {
-      ex.toUpstream(chunk);
+      tunnelUp(ex, chunk);
       return;
     }
     if (ex.reqBody.done) {

@@ -16,7 +16,7 @@ import { abandonBoth, fail, requestBodyError } from "./failure";
 import { type Framing, FramingError, type RequestHead, type ResponseHead } from "./framing";
 import { discard, type UpstreamSocket, type UpstreamUser } from "./pool";
 import { readResponseBody, readResponseHead } from "./response";
-import { isUpgrade } from "./tunnel";
+import { goAway, isUpgrade, type TunnelState, tunnelDown } from "./tunnel";
 import { serializeHead } from "./wire";
 
 /** Bytes read ahead of the current exchange (pipelined requests, or a body before the upstream is connected). */
@@ -65,6 +65,8 @@ export class Exchange implements UpstreamUser {
   lastUpAt = 0;
   finished = false;
   tunnel = false;
+  /** A WebSocket tunnel's frames and going away (set by its 101). */
+  ws: TunnelState | null = null;
 
   constructor(
     readonly conn: ClientConn,
@@ -255,7 +257,7 @@ export class Exchange implements UpstreamUser {
   onUpstreamData(buf: Buffer): void {
     this.lastUpAt = performance.now();
     if (this.tunnel) {
-      this.toClient(buf);
+      tunnelDown(this, buf);
       return;
     }
     try {
@@ -360,6 +362,13 @@ export class Exchange implements UpstreamUser {
     this.core.log.warn("upstream closed the connection mid-response", { app: this.a.route.app, upstream: this.a.upstream });
     this.finish();
     this.conn.link.terminate();
+  }
+
+  /** The replica leaves (a drain's deadline): a tunnel closes cleanly; an HTTP exchange is left to finish or be cut. */
+  goAway(): boolean {
+    if (!this.tunnel) return false;
+    goAway(this);
+    return true;
   }
 
   clientGone(): void {

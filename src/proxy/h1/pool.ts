@@ -15,6 +15,8 @@ export interface UpstreamUser {
   onUpstreamClose(): void;
   /** A callback above threw: a bug, which must cost this exchange only. */
   onUpstreamError(e: unknown): void;
+  /** The replica is leaving (a drain's deadline passed): a WebSocket tunnel closes cleanly; whether it is one. */
+  goAway?(): boolean;
 }
 
 export interface UpstreamData {
@@ -75,6 +77,8 @@ export class UpstreamPool {
   private open = 0;
   /** Connections open per replica (in use, idle or connecting). */
   private readonly perAddr = new Map<string, number>();
+  /** Connected sockets per replica (in use or idle). */
+  private readonly live = new Map<string, Set<UpstreamSocket>>();
 
   constructor(private readonly o: { idleMs: number; maxIdle: number }) {}
 
@@ -113,6 +117,9 @@ export class UpstreamPool {
     }
     data.out = new Outbox(s as Socket<unknown>, () => {});
     s.setNoDelay(true);
+    let set = this.live.get(addr);
+    if (set === undefined) this.live.set(addr, (set = new Set()));
+    set.add(s);
     return s;
   }
 
@@ -148,6 +155,16 @@ export class UpstreamPool {
     for (const a of addrs) for (const s of [...(this.idle.get(a) ?? [])]) s.end();
   }
 
+  /**
+   * Tell what still uses connections to these replicas that they leave (a tunnel then closes with a Close frame);
+   * returns how many tunnels were told.
+   */
+  goAway(addrs: ReadonlySet<string>): number {
+    let n = 0;
+    for (const a of addrs) for (const s of [...(this.live.get(a) ?? [])]) if (s.data.user?.goAway?.()) n++;
+    return n;
+  }
+
   private count(addr: string, by: number): void {
     const n = (this.perAddr.get(addr) ?? 0) + by;
     if (n > 0) this.perAddr.set(addr, n);
@@ -158,6 +175,8 @@ export class UpstreamPool {
   closed(s: UpstreamSocket): void {
     this.open--;
     this.count(s.data.addr, -1);
+    const set = this.live.get(s.data.addr);
+    if (set?.delete(s) && set.size === 0) this.live.delete(s.data.addr);
     const list = this.idle.get(s.data.addr);
     if (list === undefined) return;
     const i = list.indexOf(s);

@@ -2,17 +2,52 @@
  * Rolling deploys on the real engine, under steady load through the proxy: redeploys of a routed service with one
  * and with two replicas fail no request; a new version that never gets ready fails none either, and the old
  * replicas keep serving; each fallback to compose's recreate is said in the deploy's record and log; a cancel
- * mid-rollout leaves the old version serving.
+ * mid-rollout leaves the old version serving; a WebSocket on an old replica gets a clean close (1001) at the drain deadline.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { startDockerServer, waitApp } from "../../helpers/apps";
 import { removeProject } from "../../helpers/docker";
 import { until } from "../../helpers/http";
+import { rawWs } from "../../helpers/rawws";
 import type { TestServer } from "../../helpers/server";
 
 const SLUG = "itest-roll";
 const OTHER = "itest-roll-fallback";
+const WS = "itest-roll-ws";
 const HOST = "roll.test";
+const WS_HOST = "ws.roll.test";
+
+/**
+ * A WebSocket server in busybox sh (nc runs it per connection): the handshake, then a text frame "tick" every 200 ms
+ * until the connection goes; what the client sends is not read.
+ */
+const WS_SERVER = `key=""
+while IFS= read -r line; do
+  line=$(printf '%s' "$line" | tr -d '\\r')
+  [ -z "$line" ] && break
+  case "$line" in [Ss]ec-[Ww]eb[Ss]ocket-[Kk]ey:*) key=$(echo "\${line#*:}" | tr -d ' ') ;; esac
+done
+acc=$(printf '%s258EAFA5-E914-47DA-95CA-C5AB0DC85B11' "$key" | sha1sum | cut -d' ' -f1 | xxd -r -p | base64)
+printf 'HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Accept: %s\\r\\n\\r\\n' "$acc"
+while :; do printf '\\201\\004tick' || exit 0; sleep 0.2; done
+`;
+const wsCompose = (v: number) => `services:
+  ws:
+    image: sundeck-test/busybox:latest
+    command: ["sh", "-c", "printf '%s' \\"$$WS_SERVER\\" > /ws.sh; exec nc -ll -p 8080 -e sh /ws.sh"]
+    stop_grace_period: 1s
+    environment:
+      V: "${v}"
+      WS_SERVER: |
+${WS_SERVER.replaceAll("$", "$$$$")
+  .split("\n")
+  .map((l) => `        ${l}`)
+  .join("\n")}
+    labels:
+      sundeck.domain: ${WS_HOST}
+      sundeck.port: "8080"
+      sundeck.deploy.drain_timeout: 1s
+`;
 
 let s: TestServer;
 let port: number;
@@ -82,7 +117,7 @@ const answering = async () => {
 };
 
 beforeAll(async () => {
-  for (const slug of [SLUG, OTHER]) await removeProject(`sundeck-${slug}`, { volumes: true });
+  for (const slug of [SLUG, OTHER, WS]) await removeProject(`sundeck-${slug}`, { volumes: true });
   s = await startDockerServer({}, { stabilizeMs: 30_000 });
   port = s.ctx.edge.listeners()!.ports().main;
   await record(SLUG, await deploy(SLUG, compose(0)));
@@ -91,7 +126,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await s?.stop();
-  for (const slug of [SLUG, OTHER]) await removeProject(`sundeck-${slug}`, { volumes: true });
+  for (const slug of [SLUG, OTHER, WS]) await removeProject(`sundeck-${slug}`, { volumes: true });
 }, 60_000);
 
 describe("rolling deploys", () => {
@@ -181,6 +216,31 @@ describe("rolling deploys", () => {
     expect(d.status).toBe("cancelled");
     expect(await answering()).toBe(serving);
     const app = await waitApp(s.root, SLUG, (a) => a.services[0].containers.length === 1);
+    expect(app.services[0].containers.length).toBe(1);
+  }, 120_000);
+
+  it("closes a WebSocket on the old replica with 1001 at the drain deadline; a new one reaches the new replica", async () => {
+    expect((await record(WS, await deploy(WS, wsCompose(0)))).status).toBe("succeeded");
+    const old = await until(
+      async () => {
+        const c = await rawWs(port, "/", { host: WS_HOST }).catch(() => null);
+        return c && (await until(() => c.frames.length > 0, { timeout: 3000, what: "a tick" }).catch(() => null)) ? c : null;
+      },
+      { timeout: 20_000, what: "the WebSocket service to answer" },
+    );
+    const d = await record(WS, await deploy(WS, wsCompose(1)));
+    expect(d.status).toBe("succeeded");
+    expect(d.strategies.ws.strategy).toBe("rolling");
+    await until(() => old.ended, { timeout: 10_000, what: "the old tunnel to end" });
+    // whole frames, then the Close: 1001 going away, never a cut mid-frame
+    expect(old.closeCode).toBe(1001);
+    const frames = old.frames.map((f) => `${f.opcode}:${f.payload.toString("latin1")}`);
+    expect(frames.at(-1)).toBe("8:\x03\xe9");
+    expect(new Set(frames.slice(0, -1))).toEqual(new Set(["1:tick"]));
+    const fresh = await rawWs(port, "/", { host: WS_HOST });
+    await until(() => fresh.frames.length > 0, { timeout: 5000, what: "a tick from the new replica" });
+    fresh.destroy();
+    const app = (await s.root.get(`/api/apps/${WS}`)).json;
     expect(app.services[0].containers.length).toBe(1);
   }, 120_000);
 });
