@@ -6,14 +6,10 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "bun:test";
 import { createHash } from "node:crypto";
-import type { Endpoint } from "../../../../src/compose/model";
-import { LogSink } from "../../../../src/log/logger";
-import { RequestStats } from "../../../../src/modules/metrics/aggregator";
-import { type RawServer, serveRaw } from "../../../../src/proxy/h1/server";
 import { FrameBoundaries } from "../../../../src/proxy/h1/ws-frames";
-import { createProxyHandler } from "../../../../src/proxy/handler";
-import { buildRouteTable, type RouteTable } from "../../../../src/proxy/route-table";
+import type { Listeners } from "../../../../src/proxy/listeners";
 import { until } from "../../../helpers/http";
+import { plainProxy } from "../../../helpers/proxy";
 import { OP, rawWs } from "../../../helpers/rawws";
 
 /** An unmasked server frame (or a masked client one with `mask`). */
@@ -67,9 +63,7 @@ describe("FrameBoundaries", () => {
   });
 });
 
-const sink = new LogSink({ stdout: false, level: "debug" });
 const HOST = "ws.test";
-const endpoints: Endpoint[] = [{ service: "web", port: 1, path: "/", tls: null, hosts: [HOST] }];
 
 /** A raw WebSocket upstream: answers the handshake, then does what the test says with each connection. */
 interface Upstream {
@@ -107,30 +101,14 @@ function wsUpstream(): Upstream {
   return { addr: `127.0.0.1:${srv.port}`, conns, stop: () => srv.stop(true) };
 }
 
-let proxy: RawServer;
-let table: RouteTable;
+let proxy: Listeners;
+let port: number;
 let up: Upstream;
 
-beforeAll(() => {
+beforeAll(async () => {
   up = wsUpstream();
-  table = buildRouteTable({
-    apps: [{ slug: "ws", endpoints, labels: { endpoints, ratelimit: null, allow: null, registries: null }, stopped: false }],
-    upstreams: () => [up.addr],
-    defaults: { ratelimit: { requests: 1e9, windowMs: 60_000, burst: 1e9, by: "ip" }, tls: "off" },
-  });
-  const handler = createProxyHandler({
-    table: () => table,
-    stats: new RequestStats(),
-    log: sink.logger("proxy"),
-    proxyToken: "t",
-  });
-  proxy = serveRaw({
-    hostname: "127.0.0.1",
-    port: 0,
-    core: handler.core,
-    info: (peer) => ({ clientIp: peer, secure: false }),
-    log: sink.logger("proxy"),
-  });
+  proxy = await plainProxy({ apps: [{ slug: "ws", hosts: [HOST], upstream: up.addr }] });
+  port = proxy.ports().main;
 });
 
 afterEach(() => {
@@ -146,7 +124,7 @@ const leaving = () => new Set([up.addr]);
 
 describe("a tunnel whose replica leaves", () => {
   it("closes a browser-grade client cleanly with 1001 and lets the upstream go", async () => {
-    const ws = new WebSocket(`ws://127.0.0.1:${proxy.port}/`, { headers: { host: HOST } } as unknown as string[]);
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/`, { headers: { host: HOST } } as unknown as string[]);
     const messages: string[] = [];
     ws.onmessage = (e) => messages.push(String(e.data));
     const closed = new Promise<CloseEvent>((r) => (ws.onclose = r));
@@ -157,23 +135,23 @@ describe("a tunnel whose replica leaves", () => {
     await until(() => up.conns.length === 1, { what: "the upstream's tunnel" });
     up.conns[0].write(frame(OP.text, Buffer.from("before")));
     await until(() => messages.length === 1, { what: "the first message" });
-    expect(proxy.pool.busy(leaving())).toBe(1);
-    expect(proxy.pool.goAway(leaving())).toBe(1);
+    expect(proxy.upstreamBusy(leaving())).toBe(1);
+    expect(proxy.closeTunnels(leaving())).toBe(1);
     const ev = await closed;
     expect(ev.code).toBe(1001);
     expect(ev.wasClean).toBe(true);
     expect(messages).toEqual(["before"]);
-    await until(() => up.conns[0].closed && proxy.pool.busy(leaving()) === 0, { what: "the upstream connection to end" });
+    await until(() => up.conns[0].closed && proxy.upstreamBusy(leaving()) === 0, { what: "the upstream connection to end" });
   });
 
   it("finishes a frame in progress before the Close, and answers the client's Close by ending", async () => {
-    const c = await rawWs(proxy.port, "/", { host: HOST });
+    const c = await rawWs(port, "/", { host: HOST });
     await until(() => up.conns.length === 1, { what: "the upstream's tunnel" });
     const big = frame(2, Buffer.alloc(100_000, 1));
     up.conns[0].write(big.subarray(0, 40_000));
-    await until(() => proxy.pool.busy(leaving()) === 1, { what: "busy" });
+    await until(() => proxy.upstreamBusy(leaving()) === 1, { what: "busy" });
     await Bun.sleep(50);
-    expect(proxy.pool.goAway(leaving())).toBe(1);
+    expect(proxy.closeTunnels(leaving())).toBe(1);
     await Bun.sleep(100);
     // mid-frame: nothing but the frame's own bytes may come yet
     expect(c.frames.length).toBe(0);
@@ -190,16 +168,16 @@ describe("a tunnel whose replica leaves", () => {
   });
 
   it("ends the connection a second after its Close when the client does not answer", async () => {
-    const c = await rawWs(proxy.port, "/", { host: HOST });
+    const c = await rawWs(port, "/", { host: HOST });
     await until(() => up.conns.length === 1, { what: "the upstream's tunnel" });
     const t0 = performance.now();
-    expect(proxy.pool.goAway(leaving())).toBe(1);
+    expect(proxy.closeTunnels(leaving())).toBe(1);
     await until(() => c.closeCode === 1001, { what: "the Close frame" });
     await until(() => c.ended, { what: "the connection to end", timeout: 5000 });
     expect(performance.now() - t0).toBeGreaterThan(900);
   });
 
   it("leaves HTTP exchanges alone (they finish or are cut with the replica)", async () => {
-    expect(proxy.pool.goAway(leaving())).toBe(0);
+    expect(proxy.closeTunnels(leaving())).toBe(0);
   });
 });
