@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
+import { healthWindow } from "../../compose/health-window";
 import { pooledNetworks } from "../../compose/pooled-networks";
 import { expectation, type Prepared, prepare } from "../../compose/prepare";
 import { REV_LABEL, renderCompose } from "../../compose/rewrite";
@@ -149,10 +150,23 @@ export function createComposeRun(d: ComposeRunDeps) {
     }
   };
 
+  /**
+   * How long to wait for these services to be ready: the stabilisation window, stretched to a healthcheck's declared
+   * slow start (compose/health-window.ts), which the deploy log says.
+   */
+  const windowFor = (rc: RunCtx, p: Prepared, services: readonly string[]): number => {
+    const base = d.stabilizeMs ?? 60_000;
+    const w = healthWindow(p.project, base, services);
+    if (w.slowest !== null)
+      rc.line("up", `waiting up to ${Math.round(w.ms / 1000)}s: the healthcheck of ${w.slowest} allows a slow start`);
+    return w.ms;
+  };
+
   /** Wait until the app's containers are running (and healthy) and stay so: the error when they do not, else null. */
   const stable = async (engine: Engine, rc: RunCtx, p: Prepared, scale: Record<string, number>): Promise<string | null> => {
-    const s = await waitStable(engine, projectName(rc.app.slug), expectation(p.project, scale), {
-      windowMs: d.stabilizeMs ?? 60_000,
+    const expect = expectation(p.project, scale);
+    const s = await waitStable(engine, projectName(rc.app.slug), expect, {
+      windowMs: windowFor(rc, p, expect.services),
       settleMs: d.settleMs,
       signal: rc.signal,
     });
@@ -249,6 +263,7 @@ export function createComposeRun(d: ComposeRunDeps) {
     current,
     pipe,
     stable,
+    windowFor,
     ensureRendered,
 
     /** Check content without deploying it (400 with the service and rule when unsafe). */
@@ -290,7 +305,8 @@ export function createComposeRun(d: ComposeRunDeps) {
           if (up.code !== 0) return { error: failed(up, "compose up"), touched: true };
         }
         for (const r of plan.rolling) {
-          const error = await d.rollouts!.roll(rc, engine, compose, refFor(slug), r.target, r.old, d.stabilizeMs ?? 60_000);
+          const window = windowFor(rc, p, [r.target.service.name]);
+          const error = await d.rollouts!.roll(rc, engine, compose, refFor(slug), r.target, r.old, window);
           if (error) return { error, touched: true };
         }
       }

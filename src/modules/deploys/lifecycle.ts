@@ -81,7 +81,8 @@ export function createLifecycle(d: LifecycleDeps) {
     }
     for (const e of each) {
       rc.line("restart", `${e.svc.name}: one replica at a time (${e.replicas.length} replicas behind its endpoints)`);
-      const error = await d.rollouts!.restartEach(rc, engine, e.svc, e.port, e.replicas, d.stabilizeMs ?? 60_000);
+      const window = run.windowFor(rc, p!, [e.svc.name]);
+      const error = await d.rollouts!.restartEach(rc, engine, e.svc, e.port, e.replicas, window);
       if (error) return error;
     }
     return null;
