@@ -1,8 +1,9 @@
 /**
  * Service snippets in the compose editors: the calls, and what inserting one does to the editor's text and .env
- * (its services and volumes merged in by the shared insertSnippet; its variables added unless the .env has them).
+ * (its services and volumes merged in by the shared insertSnippet; its variables added unless the .env has them; a
+ * second copy, whose service gets a new name, gets its own variables too: `POSTGRES_PASSWORD_2`).
  */
-import { insertSnippet } from "../shared/insert-snippet";
+import { insertSnippet, renameVariables } from "../shared/insert-snippet";
 import type { SnippetDetail, SnippetSummary } from "../shared/snippets";
 import { request } from "./api";
 
@@ -29,17 +30,35 @@ const list = (names: string[]) => names.map((n) => `"${n}"`).join(", ");
 
 /** Insert `s` into `text`; `haveKeys` are the .env's names (kept as they are). Throws when the text is not a compose file. */
 export function applySnippet(text: string, s: SnippetWithValues, haveKeys: ReadonlySet<string>): Inserted {
-  const r = insertSnippet(text, s.compose);
+  let r = insertSnippet(text, s.compose);
+  let values = s.env;
+  const ownVars: Record<string, string> = {};
+  if (Object.keys(r.renamed.services).length > 0) {
+    // a second copy: its variables the .env already has (the first copy's password) get names of their own
+    const used = new Set([...haveKeys, ...Object.keys(s.env)]);
+    for (const k of Object.keys(s.env)) {
+      if (!haveKeys.has(k)) continue;
+      let n = 2;
+      while (used.has(`${k}_${n}`)) n++;
+      used.add((ownVars[k] = `${k}_${n}`));
+    }
+    if (Object.keys(ownVars).length > 0) {
+      r = insertSnippet(text, renameVariables(s.compose, ownVars));
+      values = Object.fromEntries(Object.entries(s.env).map(([k, v]) => [ownVars[k] ?? k, v]));
+    }
+  }
   const env: Record<string, string> = {};
   const kept: string[] = [];
-  for (const [k, v] of Object.entries(s.env)) {
+  for (const [k, v] of Object.entries(values)) {
     if (haveKeys.has(k)) kept.push(k);
     else env[k] = v;
   }
   const renamed = Object.entries(r.renamed.services).map(([from, to]) => `${from} as ${to}`);
+  const vars = Object.entries(ownVars).map(([from, to]) => `${from} as ${to}`);
   const parts = [
     `Added ${s.name}: service ${list(r.added.services)}${r.added.volumes.length ? `, volume ${list(r.added.volumes)}` : ""}.`,
     renamed.length ? `Renamed to avoid a clash: ${renamed.join(", ")}.` : "",
+    vars.length ? `Its own variables: ${vars.join(", ")}.` : "",
     Object.keys(env).length ? `New variables: ${Object.keys(env).join(", ")}.` : "",
     kept.length ? `Already set, kept: ${kept.join(", ")}.` : "",
   ];

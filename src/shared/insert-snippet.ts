@@ -144,6 +144,22 @@ function rewriteReferences(svc: YAMLMap, services: Map<string, string>, volumes:
       rename(isMap(item) ? item.get("source", true) : item, volumes, isMap(item) ? whole : upToColon);
 }
 
+/** `$$` (an escaped dollar), `${NAME...}` or `$NAME`: compose's interpolations, as a rename reads them. */
+const INTERPOLATION = /\$(\$|\{([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*))/g;
+
+/**
+ * Rename variables where compose interpolates them (`${NAME}`, `${NAME:-default}` and the other forms, `$NAME`),
+ * leaving `$$NAME` alone: that is the container's own variable, read at run time.
+ */
+export function renameVariables(text: string, map: Readonly<Record<string, string>>): string {
+  return text.replace(INTERPOLATION, (m, _all, braced: string | undefined, bare: string | undefined) => {
+    const name = braced ?? bare;
+    const to = name === undefined ? undefined : map[name];
+    if (to === undefined) return m;
+    return braced !== undefined ? `\${${to}` : `$${to}`;
+  });
+}
+
 /** The indentation the file already uses (2 when it shows none). */
 function indentOf(text: string): number {
   const m = /^( +)[^\s#-]/m.exec(text);

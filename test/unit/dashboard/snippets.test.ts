@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { parse } from "yaml";
 import { applySnippet, type SnippetWithValues } from "../../../src/dashboard/snippets";
+import { renameVariables } from "../../../src/shared/insert-snippet";
 
 const REDIS: SnippetWithValues = {
   id: "redis",
@@ -37,12 +38,30 @@ test("the snippet's service and volume join the file; variables the .env lacks a
   );
 });
 
-test("a second insert of the same snippet gets new names, and says so", () => {
+test("a second insert of the same snippet gets new names and variables of its own, and says so", () => {
   const once = applySnippet("", REDIS, new Set());
-  const twice = applySnippet(once.text, REDIS, new Set(Object.keys(once.env)));
-  expect(Object.keys(parse(twice.text).services)).toEqual(["redis", "redis-2"]);
-  expect(twice.env).toEqual({});
+  const second = { ...REDIS, env: { REDIS_PASSWORD: "another-generated-value" } };
+  const twice = applySnippet(once.text, second, new Set(Object.keys(once.env)));
+  const doc = parse(twice.text);
+  expect(Object.keys(doc.services)).toEqual(["redis", "redis-2"]);
+  expect(Object.keys(doc.volumes)).toEqual(["redis-data", "redis-data-2"]);
+  // the first copy keeps its password, the second has its own
+  expect(doc.services.redis.command).toEqual(["redis-server", "--requirepass", `\${REDIS_PASSWORD}`]);
+  expect(doc.services["redis-2"].command).toEqual(["redis-server", "--requirepass", `\${REDIS_PASSWORD_2}`]);
+  expect(twice.env).toEqual({ REDIS_PASSWORD_2: "another-generated-value" });
   expect(twice.message).toContain("Renamed to avoid a clash: redis as redis-2.");
+  expect(twice.message).toContain("Its own variables: REDIS_PASSWORD as REDIS_PASSWORD_2.");
+  // a third copy takes the next free names
+  const keys = new Set([...Object.keys(once.env), ...Object.keys(twice.env)]);
+  const thrice = applySnippet(twice.text, second, keys);
+  expect(thrice.env).toEqual({ REDIS_PASSWORD_3: "another-generated-value" });
+});
+
+test("renameVariables rewrites compose's interpolations and leaves the container's own $$ variables", () => {
+  const text = `a: \${PW}\nb: \${PW:-x} \${PW-y} \${PW:?e} $PW $$PW \${PWD} $PWX "$$$PW"\n`;
+  expect(renameVariables(text, { PW: "PW_2" })).toBe(
+    `a: \${PW_2}\nb: \${PW_2:-x} \${PW_2-y} \${PW_2:?e} $PW_2 $$PW \${PWD} $PWX "$$$PW_2"\n`,
+  );
 });
 
 test("a text that is not a compose file is an error, and nothing is returned", () => {
