@@ -23,7 +23,7 @@ import { imageRegistry } from "../registries/service";
 import type { RunCtx } from "./operations";
 import type { DeployFrame } from "./output";
 import type { DeployRepo } from "./repo";
-import type { Rollouts, RollTarget } from "./rollout";
+import { type Rollouts, type RollTarget, servicePorts } from "./rollout";
 import { waitStable } from "./stabilize";
 import { type SubnetPool, SubnetPoolExhausted } from "./subnets";
 
@@ -244,8 +244,8 @@ export function createComposeRun(d: ComposeRunDeps) {
         else if (replicas === 0) [strategy, reason] = ["recreate", "scaled to 0"];
         else if (seen.unchanged) reason = "unchanged: left running";
         else {
-          const port = p.labels.endpoints.find((e) => e.service === svc.name)!.port;
-          rolling.push({ target: { service: svc, replicas, port, rev: revs[svc.name] ?? "" }, old });
+          const ports = servicePorts(p.labels.endpoints, svc.name);
+          rolling.push({ target: { service: svc, replicas, ports, rev: revs[svc.name] ?? "" }, old });
         }
       }
       strategies[svc.name] = { strategy, reason };
@@ -304,10 +304,16 @@ export function createComposeRun(d: ComposeRunDeps) {
           const up = await compose.up(refFor(slug), { ...pipe(rc, "up"), scale: otherScale, services: others, noDeps: true });
           if (up.code !== 0) return { error: failed(up, "compose up"), touched: true };
         }
-        for (const r of plan.rolling) {
-          const window = windowFor(rc, p, [r.target.service.name]);
-          const error = await d.rollouts!.roll(rc, engine, compose, refFor(slug), r.target, r.old, window);
-          if (error) return { error, touched: true };
+        // one service after another up to its switch; their drains run side by side, so they do not add up
+        const retiring: Promise<void>[] = [];
+        try {
+          for (const r of plan.rolling) {
+            const window = windowFor(rc, p, [r.target.service.name]);
+            const error = await d.rollouts!.roll(rc, engine, compose, refFor(slug), r.target, r.old, window, retiring);
+            if (error) return { error, touched: true };
+          }
+        } finally {
+          await Promise.all(retiring);
         }
       }
       rc.line("up", "waiting for the containers to be running and healthy");

@@ -20,7 +20,7 @@ import { appEntry } from "./journal";
 import type { Job, Operations, RunCtx } from "./operations";
 import type { DeployOutput } from "./output";
 import type { DeployRepo } from "./repo";
-import type { Rollouts } from "./rollout";
+import { type Rollouts, servicePorts } from "./rollout";
 
 const MAX_SCALE = 100;
 
@@ -64,14 +64,14 @@ export function createLifecycle(d: LifecycleDeps) {
    */
   const restartApp = async (rc: RunCtx, engine: Engine, compose: ComposeDriver, p: Prepared | null): Promise<string | null> => {
     const slug = rc.app.slug;
-    const each: Array<{ svc: ServiceInfo; port: number; replicas: ContainerSummary[] }> = [];
+    const each: Array<{ svc: ServiceInfo; ports: number[]; replicas: ContainerSummary[] }> = [];
     if (d.rollouts && p) {
       const cs = await engine.containers({ project: projectName(slug) });
       for (const svc of p.project.services) {
-        const port = p.labels.endpoints.find((e) => e.service === svc.name)?.port;
+        const ports = servicePorts(p.labels.endpoints, svc.name);
         const replicas = cs.filter((c) => c.service === svc.name && c.state === "running");
-        if (port !== undefined && replicas.length >= 2 && chooseStrategy(svc, true).strategy === "rolling")
-          each.push({ svc, port, replicas });
+        if (ports.length > 0 && replicas.length >= 2 && chooseStrategy(svc, true).strategy === "rolling")
+          each.push({ svc, ports, replicas });
       }
     }
     const rest = p ? p.project.services.map((x) => x.name).filter((n) => !each.some((e) => e.svc.name === n)) : [];
@@ -82,7 +82,7 @@ export function createLifecycle(d: LifecycleDeps) {
     for (const e of each) {
       rc.line("restart", `${e.svc.name}: one replica at a time (${e.replicas.length} replicas behind its endpoints)`);
       const window = run.windowFor(rc, p!, [e.svc.name]);
-      const error = await d.rollouts!.restartEach(rc, engine, e.svc, e.port, e.replicas, window);
+      const error = await d.rollouts!.restartEach(rc, engine, e.svc, e.ports, e.replicas, window);
       if (error) return error;
     }
     return null;
@@ -171,9 +171,9 @@ export function createLifecycle(d: LifecycleDeps) {
           for (const name of names) {
             const svc = current.project.services.find((x) => x.name === name)!;
             const mine = cs.filter((c) => c.service === name && c.state === "running");
-            const port = current.labels.endpoints.find((e) => e.service === name)?.port;
-            if (port === undefined || mine.length <= after[name] || chooseStrategy(svc, true).strategy !== "rolling") continue;
-            undo.push(await d.rollouts.drainLeaving(rc, engine, svc, port, mine, after[name]));
+            const ports = servicePorts(current.labels.endpoints, name);
+            if (ports.length === 0 || mine.length <= after[name] || chooseStrategy(svc, true).strategy !== "rolling") continue;
+            undo.push(await d.rollouts.drainLeaving(rc, engine, svc, ports, mine, after[name]));
           }
         }
         const r = await compose.up(run.refFor(slug), { ...run.pipe(rc, "scale"), scale: after });

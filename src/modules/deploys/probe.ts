@@ -26,13 +26,14 @@ export const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 /**
- * Wait until a new replica is ready: the HTTP probe (`sundeck.healthcheck.path`, a 2xx or 3xx), else its compose
- * healthcheck reporting healthy, else its port accepting a connection. The error names the last answer.
+ * Wait until a new replica is ready: the HTTP probe (`sundeck.healthcheck.path`, a 2xx or 3xx, on the first endpoint's
+ * port), else its compose healthcheck reporting healthy, else every endpoint port accepting a connection. The error
+ * names the last answer.
  */
 export async function probe(
   engine: Engine,
   id: string,
-  port: number,
+  ports: readonly number[],
   s: RolloutSettings,
   windowMs: number,
   signal: AbortSignal,
@@ -51,7 +52,7 @@ export async function probe(
     if (state.Status === "running" && ip) {
       if (s.probe.path) {
         try {
-          const r = await fetch(`http://${hostPort(ip, port)}${s.probe.path}`, {
+          const r = await fetch(`http://${hostPort(ip, ports[0])}${s.probe.path}`, {
             redirect: "manual",
             signal: AbortSignal.timeout(s.probe.timeoutMs),
           });
@@ -64,13 +65,22 @@ export async function probe(
       } else if (health !== undefined) {
         if (health === "healthy") return null;
         last = `its healthcheck is ${health}`;
-      } else if (await accepts(ip, port, s.probe.timeoutMs)) return null;
-      else last = `port ${port} does not accept connections`;
+      } else {
+        const closed = await firstClosed(ip, ports, s.probe.timeoutMs);
+        if (closed === null) return null;
+        last = `port ${closed} does not accept connections`;
+      }
     }
     if (Date.now() > deadline) return `new replica ${short(id)} not ready after ${Math.round(windowMs / 1000)}s: ${last}`;
     await sleep(s.probe.intervalMs, signal);
   }
   return "cancelled";
+}
+
+/** The first of the ports that does not accept a connection, or null when all do. */
+async function firstClosed(ip: string, ports: readonly number[], timeoutMs: number): Promise<number | null> {
+  for (const port of ports) if (!(await accepts(ip, port, timeoutMs))) return port;
+  return null;
 }
 
 /** Whether `ip:port` accepts a TCP connection within `timeoutMs`. */

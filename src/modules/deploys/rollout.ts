@@ -40,11 +40,16 @@ export interface RolloutDeps {
   refreshBoard: (slug: string) => Promise<void>;
 }
 
-/** One service to roll: its definition, its rollout labels, how many replicas, and the port its endpoints reach. */
+/** The distinct ports a service's endpoints reach, the first endpoint's first (the HTTP probe's); [] without any. */
+export function servicePorts(endpoints: readonly { service: string; port: number }[], service: string): number[] {
+  return [...new Set(endpoints.filter((e) => e.service === service).map((e) => e.port))];
+}
+
+/** One service to roll: its definition, its rollout labels, how many replicas, and the ports its endpoints reach. */
 export interface RollTarget {
   service: ServiceInfo;
   replicas: number;
-  port: number;
+  ports: number[];
   /** The rev the rendered file gives the service. */
   rev: string;
 }
@@ -112,13 +117,13 @@ export function createRollouts(d: RolloutDeps) {
     );
   };
 
-  /** The `ip:port` of containers on the proxy network. */
-  const addresses = async (engine: Engine, list: readonly string[], port: number): Promise<Set<string>> => {
+  /** The `ip:port` of containers on the proxy network, for each of the ports. */
+  const addresses = async (engine: Engine, list: readonly string[], ports: readonly number[]): Promise<Set<string>> => {
     const out = new Set<string>();
     for (const id of list) {
       try {
         const ip = (await engine.inspect(id))?.NetworkSettings?.Networks?.[PUBLIC_NETWORK]?.IPAddress;
-        if (ip) out.add(hostPort(ip, port));
+        if (ip) for (const port of ports) out.add(hostPort(ip, port));
       } catch {
         // gone: nothing to drain
       }
@@ -158,7 +163,7 @@ export function createRollouts(d: RolloutDeps) {
       rc: RunCtx,
       engine: Engine,
       service: ServiceInfo,
-      port: number,
+      ports: readonly number[],
       replicas: readonly ContainerSummary[],
       windowMs: number,
     ): Promise<string | null> {
@@ -168,7 +173,7 @@ export function createRollouts(d: RolloutDeps) {
       const line = (text: string) => rc.line("restart", `${name}: ${text}`);
       try {
         for (const c of replicas) {
-          const addrs = await addresses(engine, [c.id], port);
+          const addrs = await addresses(engine, [c.id], ports);
           d.pins.drain(addrs);
           d.pins.set(
             slug,
@@ -183,7 +188,7 @@ export function createRollouts(d: RolloutDeps) {
             d.pins.drain(addrs, false);
           }
           await engine.start(c.id);
-          const error = await probe(engine, c.id, port, settings, windowMs, rc.signal);
+          const error = await probe(engine, c.id, ports, settings, windowMs, rc.signal);
           if (error) return error;
           await d.refreshBoard(slug);
           line(`restarted ${short(c.id)}`);
@@ -204,7 +209,7 @@ export function createRollouts(d: RolloutDeps) {
       rc: RunCtx,
       engine: Engine,
       service: ServiceInfo,
-      port: number,
+      ports: readonly number[],
       replicas: readonly ContainerSummary[],
       keep: number,
     ): Promise<() => Promise<void>> {
@@ -213,7 +218,7 @@ export function createRollouts(d: RolloutDeps) {
       const ordered = [...replicas].sort((a, b) => (a.number ?? 0) - (b.number ?? 0));
       const leaving = ordered.slice(keep).map((c) => c.id);
       if (leaving.length === 0) return async () => {};
-      const addrs = await addresses(engine, leaving, port);
+      const addrs = await addresses(engine, leaving, ports);
       d.pins.drain(addrs);
       d.pins.set(
         slug,
@@ -264,7 +269,8 @@ export function createRollouts(d: RolloutDeps) {
 
     /**
      * Roll one service whose old containers are `old`: the error (the probe's last answer, or cancelled), or null once
-     * the new replicas serve and the old ones are gone.
+     * the new replicas serve and the old ones are gone. With `later`, the drain and removal of the old replicas go on
+     * after the switch (their promise pushed there), so the next service can roll while this one drains.
      */
     async roll(
       rc: RunCtx,
@@ -274,6 +280,7 @@ export function createRollouts(d: RolloutDeps) {
       t: RollTarget,
       old: readonly ContainerSummary[],
       windowMs: number,
+      later?: Promise<void>[],
     ): Promise<string | null> {
       const slug = rc.app.slug;
       const name = t.service.name;
@@ -311,7 +318,7 @@ export function createRollouts(d: RolloutDeps) {
         if (newIds.length !== t.replicas)
           return await fail(`expected ${t.replicas} new replicas, compose started ${newIds.length}`);
 
-        const probed = await Promise.all(newIds.map((id) => probe(engine, id, t.port, settings, windowMs, rc.signal)));
+        const probed = await Promise.all(newIds.map((id) => probe(engine, id, t.ports, settings, windowMs, rc.signal)));
         const bad = probed.find((p) => p !== null);
         if (rc.signal.aborted) return await fail("cancelled");
         if (bad) return await fail(bad);
@@ -319,7 +326,7 @@ export function createRollouts(d: RolloutDeps) {
         // the switch: one route table rebuild moves every new request to the new set; the old replicas finish
         // what they were given (the proxy does not retry it elsewhere)
         await d.refreshBoard(slug);
-        const oldAddrs = await addresses(engine, oldIds, t.port);
+        const oldAddrs = await addresses(engine, oldIds, t.ports);
         d.pins.drain(oldAddrs);
         draining = oldAddrs;
         d.pins.set(slug, name, newIds);
@@ -328,12 +335,21 @@ export function createRollouts(d: RolloutDeps) {
         line(`switched traffic to ${newIds.map(short).join(", ")}`);
 
         // drain: what is in progress on the old replicas finishes (up to drain_timeout), then they go
-        await drain(oldAddrs, settings.drainMs, rc.signal, line);
-        await remove(engine, oldIds);
-        await d.refreshBoard(slug);
-        d.pins.clear(slug, name);
-        journal.end(slug, name);
-        line(`replaced ${oldIds.length} old ${oldIds.length === 1 ? "replica" : "replicas"}`);
+        const retire = async () => {
+          try {
+            await drain(oldAddrs, settings.drainMs, rc.signal, line);
+            await remove(engine, oldIds);
+            await d.refreshBoard(slug);
+            d.pins.clear(slug, name);
+            journal.end(slug, name);
+            line(`replaced ${oldIds.length} old ${oldIds.length === 1 ? "replica" : "replicas"}`);
+          } finally {
+            d.pins.drain(oldAddrs, false);
+          }
+        };
+        draining = new Set();
+        if (later) later.push(retire().catch((e) => line(`removing the old replicas failed: ${(e as Error).message}`)));
+        else await retire();
         return null;
       } catch (e) {
         return await fail((e as Error).message);

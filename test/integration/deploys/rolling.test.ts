@@ -31,10 +31,11 @@ acc=$(printf '%s258EAFA5-E914-47DA-95CA-C5AB0DC85B11' "$key" | sha1sum | cut -d'
 printf 'HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Accept: %s\\r\\n\\r\\n' "$acc"
 while :; do printf '\\201\\004tick' || exit 0; sleep 0.2; done
 `;
+/** HTTP on 8080 (the first endpoint, the probe's) and the WebSocket server on 8081 (a second endpoint). */
 const wsCompose = (v: number) => `services:
   ws:
-    image: sundeck-test/busybox:latest
-    command: ["sh", "-c", "printf '%s' \\"$$WS_SERVER\\" > /ws.sh; exec nc -ll -p 8080 -e sh /ws.sh"]
+    image: sundeck-test/web:latest
+    command: ["sh", "-c", "printf '%s' \\"$$WS_SERVER\\" > /ws.sh; nc -ll -p 8081 -e sh /ws.sh & exec /entry.sh"]
     stop_grace_period: 1s
     environment:
       V: "${v}"
@@ -44,8 +45,10 @@ ${WS_SERVER.replaceAll("$", "$$$$")
   .map((l) => `        ${l}`)
   .join("\n")}
     labels:
-      sundeck.domain: ${WS_HOST}
-      sundeck.port: "8080"
+      sundeck.endpoints.1.domain: http.${WS_HOST}
+      sundeck.endpoints.1.port: "8080"
+      sundeck.endpoints.2.domain: ${WS_HOST}
+      sundeck.endpoints.2.port: "8081"
       sundeck.deploy.drain_timeout: 1s
 `;
 
@@ -219,7 +222,7 @@ describe("rolling deploys", () => {
     expect(app.services[0].containers.length).toBe(1);
   }, 120_000);
 
-  it("closes a WebSocket on the old replica with 1001 at the drain deadline; a new one reaches the new replica", async () => {
+  it("closes a WebSocket on the old replica (on a second endpoint's port) with 1001 at the drain deadline", async () => {
     expect((await record(WS, await deploy(WS, wsCompose(0)))).status).toBe("succeeded");
     const old = await until(
       async () => {
