@@ -1,6 +1,7 @@
 /**
  * The container logs stream, /api/apps/{slug}/logs: the lines of one service (every replica), history first (merged
- * by time), then live until the containers stop. Every stream reads the shared feeds of the log hub: history comes
+ * by time), then live until the containers stop; a replica that starts while the stream follows (a rolling deploy's
+ * new one, a scale up) joins it from its first line. Every stream reads the shared feeds of the log hub: history comes
  * from their rings when they hold it, from one engine call when they do not, and live lines from the one follow.
  */
 import { Elysia, t } from "elysia";
@@ -281,6 +282,29 @@ export function logRoutes(ctx: Ctx) {
         }
         if (!follow) return sock.close(CLOSE.normal, "end of history");
         for (const v of viewers) v.viewer.flush();
+
+        // replicas that start from now on join the stream with the lines they have written so far, then live
+        const seen = new Set(containers.map((x) => x.id));
+        const join = async (id: string) => {
+          const f = hub.feed(id);
+          await f.ready;
+          if (!sock.open) return;
+          // in one step, as above: what the ring holds now, and every line after it
+          const ring = f.ring.lines();
+          const viewer = new Viewer(sock, () => finished());
+          viewers.push({ f, viewer, stop: hub.watch(f, viewer) });
+          for (const l of ring) sock.sendText(l.json);
+          viewer.flush();
+        };
+        const joinNew = () => {
+          for (const x of ctx.status.containers(c.params.slug)) {
+            if (x.service !== service || x.state !== "running" || seen.has(x.id)) continue;
+            seen.add(x.id);
+            void join(x.id);
+          }
+        };
+        sock.onClose(ctx.status.onChange(joinNew));
+        joinNew();
       },
     ),
   } as any);

@@ -10,6 +10,7 @@ import { removeProject } from "../../helpers/docker";
 import { until } from "../../helpers/http";
 import { rawWs } from "../../helpers/rawws";
 import type { TestServer } from "../../helpers/server";
+import { openWs } from "../../helpers/ws";
 
 const SLUG = "itest-roll";
 const OTHER = "itest-roll-fallback";
@@ -62,7 +63,7 @@ let port: number;
 const compose = (v: number, o: { replicas?: number; extra?: string; delay?: number; labels?: string } = {}) => `services:
   web:
     image: sundeck-test/web:latest
-    command: ["sh", "-c", "sleep ${o.delay ?? 0}; mkdir -p /www/cgi-bin; printf '#!/bin/sh\\nsleep 3\\nprintf \\"Content-Type: text/plain\\\\r\\\\n\\\\r\\\\n\\"\\nhostname\\n' > /www/cgi-bin/slow; chmod +x /www/cgi-bin/slow; exec /entry.sh"]
+    command: ["sh", "-c", "sleep ${o.delay ?? 0}; echo started $$(hostname); mkdir -p /www/cgi-bin; printf '#!/bin/sh\\nsleep 3\\nprintf \\"Content-Type: text/plain\\\\r\\\\n\\\\r\\\\n\\"\\nhostname\\n' > /www/cgi-bin/slow; chmod +x /www/cgi-bin/slow; exec /entry.sh"]
     stop_grace_period: 2s
     environment:
       V: "${v}"
@@ -152,6 +153,28 @@ describe("rolling deploys", () => {
     expect(app.services[0].containers.length).toBe(1);
     expect(s.ctx.db.sqlite.query("SELECT count(*) AS n FROM rollouts").get()).toEqual({ n: 0 });
   }, 240_000);
+
+  it("keeps the app running (never failed) through a redeploy, and live logs follow the new replica", async () => {
+    const logs = await openWs(s.url, `/api/apps/${SLUG}/logs?service=web&tail=0`, { cookie: s.root.cookie });
+    const statuses = new Set<string>();
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        statuses.add((await s.root.get(`/api/apps/${SLUG}`)).json.status);
+        await Bun.sleep(50);
+      }
+    })();
+    const d = await record(SLUG, await deploy(SLUG, compose(5)));
+    expect(d.status).toBe("succeeded");
+    const now = await answering();
+    sampling = false;
+    await sampler;
+    expect([...statuses].filter((x) => x !== "running" && x !== "deploying")).toEqual([]);
+    // the stream stayed open past the old replica's removal and shows the new one's first line
+    await logs.waitFor((fs) => fs.some((f: any) => f.line === `started ${now}`), 10_000);
+    expect(logs.closed).toBeNull();
+    logs.ws.close();
+  }, 120_000);
 
   it("keeps two replicas through redeploys under load, with no failed request", async () => {
     await record(SLUG, await deploy(SLUG, compose(10, { replicas: 2 })));
