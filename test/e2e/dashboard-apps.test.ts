@@ -223,6 +223,21 @@ describe("dashboard apps", () => {
   );
 
   test(
+    "the Deploy tab lists the deploys with how each service was replaced, and why",
+    async () => {
+      await appTab("Deploy").click();
+      const table = page.getByRole("table", { name: "Recent deploys" });
+      const replaced = table.getByRole("list", { name: "How each service was replaced" }).first();
+      await replaced.waitFor();
+      // the app has no endpoints: compose recreates it, and the reason is there on hover and for screen readers
+      expect((await replaced.textContent())?.replace(/\s+/g, " ")).toContain("web: recreate (no endpoints");
+      expect(await replaced.getByRole("listitem").first().getAttribute("title")).toContain("no endpoints");
+      if (process.env.SUNDECK_SHOTS) await page.screenshot({ path: `${process.env.SUNDECK_SHOTS}/deploy-tab.png` });
+    },
+    STEP_MS,
+  );
+
+  test(
     "stops and starts the app; the status follows",
     async () => {
       await appTab("Services").click();

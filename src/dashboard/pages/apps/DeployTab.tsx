@@ -18,6 +18,22 @@ function duration(d: DeployRecord): string {
   return ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
+/** How a deploy replaced each service (rolling or recreate), the reason on hover and for screen readers. */
+function Strategies({ of }: { of: DeployRecord["strategies"] }) {
+  const entries = Object.entries(of ?? {});
+  if (entries.length === 0) return null;
+  return (
+    <ul class="plain-list small" aria-label="How each service was replaced">
+      {entries.map(([service, s]) => (
+        <li key={service} title={s.reason}>
+          {service}: <span class={s.strategy === "rolling" ? "ok-text" : "muted"}>{s.strategy}</span>
+          <span class="sr-only"> ({s.reason})</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function RecentDeploys({ slug, version }: { slug: string; version: string }) {
   const list = useResource(() => api.apps.deploys(slug), [slug, version]);
   return (
@@ -41,6 +57,7 @@ function RecentDeploys({ slug, version }: { slug: string; version: string }) {
                 <th scope="col">Via</th>
                 <th scope="col">Started</th>
                 <th scope="col">Took</th>
+                <th scope="col">Replaced</th>
                 <th scope="col">Error</th>
               </tr>
             </thead>
@@ -59,6 +76,9 @@ function RecentDeploys({ slug, version }: { slug: string; version: string }) {
                     </time>
                   </td>
                   <td data-label="Took">{duration(d)}</td>
+                  <td data-label="Replaced">
+                    <Strategies of={d.strategies} />
+                  </td>
                   <td data-label="Error" class="error-inline">
                     {d.error}
                   </td>
