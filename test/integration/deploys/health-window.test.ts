@@ -53,8 +53,11 @@ describe("the deploy window and healthchecks", () => {
     const d = await deployed(SLOW, compose("10s"));
     expect(d.error ?? null).toBeNull();
     expect(d.status).toBe("succeeded");
-    const app = (await s.root.get(`/api/apps/${SLOW}`)).json;
-    expect(app.services[0].containers[0].health).toBe("healthy");
+    // the status board follows Docker's events a moment later
+    await until(async () => (await s.root.get(`/api/apps/${SLOW}`)).json.services[0].containers[0].health === "healthy", {
+      timeout: 10_000,
+      what: "the app view to show it healthy",
+    });
   }, 60_000);
 
   it("fails on Docker's verdict when the healthcheck declares no start period", async () => {
