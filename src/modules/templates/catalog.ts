@@ -37,9 +37,9 @@ export type TemplateFileData = Static<typeof TemplateFile>;
 /** A template as the catalog holds it. */
 export type Template = TemplateDetail;
 
-/** Read one embedded file; throws naming what is wrong. */
-export function readTemplate(text: string): Template {
-  const doc = readChecked(TemplateFile, text, "template");
+/** Read one embedded file (its data); throws naming what is wrong. */
+export function readTemplate(data: unknown): Template {
+  const doc = readChecked(TemplateFile, data, "template");
   const { services } = composeNames(doc.compose);
   return {
     id: doc.id,

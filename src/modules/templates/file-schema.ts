@@ -29,15 +29,13 @@ export const IdSchema = T.String({ pattern: "^[a-z0-9]+(-[a-z0-9]+)*$", maxLengt
 export const IconSchema = T.String({ pattern: "^<svg[\\s\\S]*</svg>\\s*$" });
 
 /**
- * The files are read with Bun's native YAML reader, not the yaml package: its JavaScript parser, run over the whole
- * catalog, is compiled by the JIT and leaves megabytes of allocator pages behind (docs/benchmarks.md, "Templates and
- * snippets"). The catalog tests hold the two readers to the same result for every file.
+ * Bun's YAML reader: the bundler's, which reads the embedded files at build time, and Bun.YAML, which the tests use on
+ * the files' text. The catalog tests hold it to the yaml package's result for every file.
  */
 export const readYaml = (text: string): unknown => Bun.YAML.parse(text);
 
-/** Parse `text` and check it against `schema`; throws `<kind> "<id>": <path> <problem>`. */
-export function readChecked<S extends TSchema>(schema: S, text: string, kind: string): Static<S> {
-  const doc = readYaml(text);
+/** Check a file's data (its `.yml` import) against `schema`; throws `<kind> "<id>": <path> <problem>`. */
+export function readChecked<S extends TSchema>(schema: S, doc: unknown, kind: string): Static<S> {
   if (!Value.Check(schema, doc)) {
     const first = Value.Errors(schema, doc).First();
     const id = (doc as { id?: unknown })?.id;
@@ -59,8 +57,31 @@ export function toVariable(v: Static<typeof VariableSchema>): TemplateVariable {
   };
 }
 
-/** The services and top-level volumes a compose text declares, in file order. */
+/** A top-level key of a block-style file (`services:` at the start of a line). */
+const TOP_KEY = /^([A-Za-z_][\w-]*):\s*(?:#.*)?$/;
+/** A key one indentation level in (`  web:`; `  pgdata: {}` or `  web: # note` too). */
+const CHILD_KEY = /^( +)([A-Za-z0-9][\w.-]*):(?:\s.*)?$/;
+
+/**
+ * The services and top-level volumes a compose text declares, in file order, read from its lines without parsing
+ * YAML: the embedded files are block style (the catalog tests hold this to a YAML reader's keys for every file).
+ */
 export function composeNames(compose: string): { services: string[]; volumes: string[] } {
-  const doc = readYaml(compose) as { services?: Record<string, unknown>; volumes?: Record<string, unknown> } | null;
-  return { services: Object.keys(doc?.services ?? {}), volumes: Object.keys(doc?.volumes ?? {}) };
+  const out: Record<string, string[]> = { services: [], volumes: [] };
+  let section: string[] | null = null;
+  let indent = -1;
+  for (const line of compose.split("\n")) {
+    if (line.trim() === "" || line.trimStart().startsWith("#")) continue;
+    const top = TOP_KEY.exec(line);
+    if (top || !line.startsWith(" ")) {
+      section = top ? (out[top[1]] ?? null) : null;
+      indent = -1;
+      continue;
+    }
+    const child = section && CHILD_KEY.exec(line);
+    if (!child) continue;
+    if (indent < 0) indent = child[1].length;
+    if (child[1].length === indent) section!.push(child[2]);
+  }
+  return { services: out.services, volumes: out.volumes };
 }

@@ -24,9 +24,9 @@ const SnippetFile = T.Object(
 /** A snippet as the catalog holds it. */
 export type Snippet = Omit<SnippetDetail, "env">;
 
-/** Read one embedded file; throws naming what is wrong. */
-export function readSnippet(text: string): Snippet {
-  const doc = readChecked(SnippetFile, text, "snippet");
+/** Read one embedded file (its data); throws naming what is wrong. */
+export function readSnippet(data: unknown): Snippet {
+  const doc = readChecked(SnippetFile, data, "snippet");
   const { services, volumes } = composeNames(doc.compose);
   if (!services.length) throw new Error(`snippet ${JSON.stringify(doc.id)}: compose has no services`);
   return {

@@ -1,19 +1,20 @@
 /**
- * Every service snippet: well-formed (Bun's YAML reader reads it, and every catalog file, as the yaml package does),
+ * Every service snippet: well-formed (Bun's YAML reader, the bundler's at build time, reads it and every catalog file
+ * as the yaml package does, and the compose names read from the lines are the YAML keys),
  * images pinned (to the tag the template catalog uses for the same image), a healthcheck on every service, only the
  * variables it declares (and every one), secrets of at least 128 bits; inserted into a small app it passes Sundeck's
  * own safety rules and renders a file docker-compose v1 reads. Then the routes: who may read them, the list and
  * detail shapes, and the generated .env values.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { formatEnvFile } from "../../../../src/compose/envfile";
 import { prepare } from "../../../../src/compose/prepare";
 import { readTemplate } from "../../../../src/modules/templates/catalog";
 import { TEMPLATE_FILES } from "../../../../src/modules/templates/catalog/index";
-import { readYaml } from "../../../../src/modules/templates/file-schema";
+import { composeNames, readYaml } from "../../../../src/modules/templates/file-schema";
 import { readSnippet, type Snippet, snippetEnv } from "../../../../src/modules/templates/snippets";
 import { SNIPPET_FILES } from "../../../../src/modules/templates/snippets/index";
 import { lengthFor, MIN_SECRET_BITS } from "../../../../src/modules/templates/variables";
@@ -52,12 +53,54 @@ it("holds the issue's snippets, with ids of their own", () => {
   expect(new Set(ids).size).toBe(ids.length);
 });
 
-it("reads every catalog and snippet file, and its compose text, as the yaml package does", () => {
-  for (const text of [...TEMPLATE_FILES, ...SNIPPET_FILES]) {
-    const doc = parse(text);
-    expect(readYaml(text)).toEqual(doc);
-    expect(readYaml(doc.compose)).toEqual(parse(doc.compose));
+it("reads every catalog and snippet file, and its compose text's names, as the yaml package does", () => {
+  const dir = (d: string) => join(import.meta.dir, "../../../../src/modules/templates", d);
+  const files = (d: string) =>
+    readdirSync(dir(d))
+      .filter((f) => f.endsWith(".yml"))
+      .map((f) => readFileSync(join(dir(d), f), "utf8"));
+  for (const [d, imported] of [
+    ["catalog", TEMPLATE_FILES],
+    ["snippets", SNIPPET_FILES],
+  ] as const) {
+    // every file is in its index, and what Bun's reader made of it (the import's data) is what the yaml package reads
+    const data = new Map(imported.map((x) => [(x as { id: string }).id, x]));
+    const texts = files(d);
+    expect(data.size).toBe(texts.length);
+    for (const text of texts) {
+      const doc = parse(text);
+      expect(data.get(doc.id)).toEqual(doc);
+      expect(readYaml(text)).toEqual(doc);
+      // the names read from the compose text's lines are the keys a YAML reader finds, in order
+      const compose = parse(doc.compose);
+      expect(composeNames(doc.compose)).toEqual({
+        services: Object.keys(compose.services ?? {}),
+        volumes: Object.keys(compose.volumes ?? {}),
+      });
+    }
   }
+});
+
+it("reads compose names from a file's lines: nested keys, comments, flow values and other sections aside", () => {
+  const text = `# a note
+services:
+  web:
+    image: x
+    volumes:
+      - data:/d
+  # a comment
+  db: # the database
+    image: y
+  cache: { image: z }
+networks:
+  front:
+volumes:
+  data:
+  db-data: {}
+x-extra:
+  ignored:
+`;
+  expect(composeNames(text)).toEqual({ services: ["web", "db", "cache"], volumes: ["data", "db-data"] });
 });
 
 it("pins each image to the tag the template catalog uses for it", () => {
