@@ -5,6 +5,9 @@
  *   - bun-fetch: Bun.serve h2 whose handler forwards with `fetch` (Bun's own HTTP/1.1 client pool, no routing);
  *   - bun-pipe: the same behind a plain TCP pipe on the event loop (Bun.listen to Bun.connect): the hand-off the
  *     terminator design needs, where the TLS listener peeks the ClientHello and passes an `h2` connection on whole;
+ *   - tls-front: the raw engine's TLS front kept (node:net + node:tls, ALPN `h2` chosen there), the decrypted bytes
+ *     of an h2 connection piped to a cleartext (prior knowledge) Bun.serve h2 with the same `fetch` handler: one TLS,
+ *     and the front sees every frame it passes on;
  *   - caddy: Caddy 2.6 `reverse_proxy`, `tls internal`, h2 (its default on TLS).
  * Load: `h2load -c 32 -m 10` (32 connections x 10 streams) for `--seconds`, small (20 B) and 100 KiB bodies, paths and
  * bodies in rotated order for `--rounds` rounds; medians. A static-response row (Bun.serve h2 answering itself, and
@@ -14,9 +17,11 @@
  *
  * Needs h2load (Debian nghttp2-client), caddy and openssl. Exit 2 when a tool is missing.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { TLSSocket } from "node:tls";
 import { parseArgs } from "node:util";
 import type { Socket } from "bun";
 import { table } from "./measure";
@@ -76,16 +81,53 @@ function child(): void {
     announce({ port: l.port, stop: () => l.stop(true) });
     return;
   }
+  if (v.serve === "front") {
+    // the raw engine's TLS front as it is (node:net + node:tls, ALPN chosen there), an h2 connection's decrypted
+    // bytes piped to a cleartext h2 (prior knowledge) Bun.serve: one TLS, and the front sees every frame
+    const target = Number(v.target);
+    const key = readFileSync(join(dir, "key.pem"));
+    const cert = readFileSync(join(dir, "cert.pem"));
+    const srv = createNetServer((raw) => {
+      raw.setNoDelay(true);
+      const t = new TLSSocket(raw, { isServer: true, key, cert, ALPNProtocols: ["h2", "http/1.1"] });
+      t.on("error", () => t.destroy());
+      t.once("secure", async () => {
+        if (t.alpnProtocol !== "h2") return t.destroy();
+        const held: Buffer[] = [];
+        const early = (b: Buffer) => held.push(b);
+        t.on("data", early);
+        const up = await Bun.connect({
+          hostname: "127.0.0.1",
+          port: target,
+          socket: {
+            data(_u, b) {
+              t.write(b);
+            },
+            close() {
+              t.end();
+            },
+            error() {},
+          },
+        });
+        t.off("data", early);
+        for (const b of held) up.write(b);
+        t.on("data", (b: Buffer) => up.write(b));
+        t.on("close", () => up.end());
+      });
+    });
+    srv.listen(0, "127.0.0.1", () => announce({ port: (srv.address() as { port: number }).port, stop: () => srv.close() }));
+    return;
+  }
   const upstream = `http://127.0.0.1:${v.upstream}`;
   const own = { small: "x".repeat(20), large: "y".repeat(100 * 1024) };
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    tls,
+    ...(v.serve!.endsWith("-h2c") ? {} : { tls }),
     http2: true,
     async fetch(req: Request) {
       const path = new URL(req.url).pathname;
-      if (v.serve === "static") return new Response(path === "/large" ? own.large : own.small);
+      if (v.serve!.startsWith("static")) return new Response(path === "/large" ? own.large : own.small);
       const r = await fetch(upstream + path, { headers: { host: HOST } });
       return new Response(r.body, { status: r.status, headers: { "content-type": r.headers.get("content-type") ?? "" } });
     },
@@ -156,6 +198,10 @@ async function main(): Promise<void> {
     const staticH2 = await startReady("bun-static", [...self, "--serve", "static"]);
     const pipeFetch = await startReady("bun-pipe", [...self, "--serve", "pipe", "--target", String(fetchH2.port)]);
     const pipeStatic = await startReady("pipe-static", [...self, "--serve", "pipe", "--target", String(staticH2.port)]);
+    const fetchH2c = await startReady("h2c-fetch", [...self, "--serve", "fetch-h2c", "--upstream", String(upstream.port)]);
+    const staticH2c = await startReady("h2c-static", [...self, "--serve", "static-h2c"]);
+    const frontFetch = await startReady("front-fetch", [...self, "--serve", "front", "--target", String(fetchH2c.port)]);
+    const frontStatic = await startReady("front-static", [...self, "--serve", "front", "--target", String(staticH2c.port)]);
     const [plain, tlsPort] = freePorts(2);
     const caddy: Server = await startCaddy(
       dir,
@@ -166,9 +212,11 @@ async function main(): Promise<void> {
     const paths: Record<string, number> = {
       "bun-fetch": fetchH2.port,
       "bun-pipe": pipeFetch.port,
+      "tls-front": frontFetch.port,
       caddy: caddy.port,
       "static (Bun h2 itself)": staticH2.port,
       "static through the pipe": pipeStatic.port,
+      "static behind the tls front": frontStatic.port,
     };
     const names = Object.keys(paths);
     const got: Record<string, { rps: number[]; failed: number }> = {};
