@@ -27,7 +27,7 @@ export type Packet = Uint8Array | null;
 
 /** Reads pkt-lines from a stream of chunks; `next()` is null at the end of the stream. */
 export class PktReader {
-  private buf = new Uint8Array(0);
+  private buf: Uint8Array = new Uint8Array(0);
   private done = false;
   private readonly it: AsyncIterator<Uint8Array>;
 
@@ -38,17 +38,31 @@ export class PktReader {
     this.it = source[Symbol.asyncIterator]();
   }
 
-  /** Bytes available without a read, at least `n` unless the stream ended. */
+  /**
+   * Bytes available without a read, at least `n` unless the stream ended. The chunks read are joined once, when
+   * enough are in: joining on every chunk made a packet sent a byte at a time cost its length squared.
+   */
   private async fill(n: number): Promise<boolean> {
-    while (this.buf.length < n && !this.done) {
+    if (this.buf.length >= n) return true;
+    const parts: Uint8Array[] = this.buf.length > 0 ? [this.buf] : [];
+    let have = this.buf.length;
+    while (have < n && !this.done) {
       const r = await this.it.next();
       if (r.done) {
         this.done = true;
         break;
       }
-      const merged = new Uint8Array(this.buf.length + r.value.length);
-      merged.set(this.buf, 0);
-      merged.set(r.value, this.buf.length);
+      parts.push(r.value);
+      have += r.value.length;
+    }
+    if (parts.length === 1) this.buf = parts[0];
+    else if (parts.length > 1) {
+      const merged = new Uint8Array(have);
+      let at = 0;
+      for (const p of parts) {
+        merged.set(p, at);
+        at += p.length;
+      }
       this.buf = merged;
     }
     return this.buf.length >= n;
