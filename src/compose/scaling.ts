@@ -42,7 +42,9 @@ export function statefulImage(image: string): string | null {
 }
 
 /** Whether the service may be scaled, and if not a sentence saying why. */
-export function scalability(service: ServiceInfo): { ok: true } | { ok: false; reason: string } {
+export function scalability(
+  service: Pick<ServiceInfo, "scalable" | "containerName" | "ports" | "namedVolumes" | "image">,
+): { ok: true } | { ok: false; reason: string } {
   if (service.scalable === false) return { ok: false, reason: "its sundeck.scalable label is false" };
   if (service.containerName) return { ok: false, reason: `sets container_name ${service.containerName}` };
   if (service.scalable === true) return { ok: true };

@@ -13,6 +13,7 @@ import m0007 from "./0007_version_routing.sql" with { type: "text" };
 import m0008 from "./0008_app_subnets.sql" with { type: "text" };
 import m0009 from "./0009_app_template.sql" with { type: "text" };
 import m0010 from "./0010_rollouts.sql" with { type: "text" };
+import m0011 from "./0011_version_services.sql" with { type: "text" };
 
 export interface Migration {
   tag: string;
@@ -31,4 +32,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { tag: "0008_app_subnets", sql: m0008 },
   { tag: "0009_app_template", sql: m0009 },
   { tag: "0010_rollouts", sql: m0010 },
+  { tag: "0011_version_services", sql: m0011 },
 ];

@@ -47,6 +47,12 @@ export const composeVersions = sqliteTable(
      * the proxy's first route table at start reads rows instead of re-checking every app; null in rows from before.
      */
     routing: text("routing"),
+    /**
+     * What an app's page shows of the version's services (name, image, declared replicas, published ports,
+     * scalability) as JSON, stored with the routing, so a view reads a row instead of parsing the compose file;
+     * null in rows from before.
+     */
+    services: text("services"),
   },
   (t) => [
     uniqueIndex("compose_versions_app_hash").on(t.appId, t.hash),

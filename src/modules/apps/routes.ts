@@ -20,10 +20,7 @@ export function appRoutes(ctx: Ctx) {
       ({ principal }) => {
         const all = seesAllApps(principal.user.role);
         const grants = all ? null : new Set(ctx.userRepo.grants(principal.user.id));
-        return ctx.appRepo
-          .list()
-          .filter((a) => !a.removedAt && (all || grants!.has(a.slug)))
-          .map((a) => ctx.appViews.view(a));
+        return ctx.appViews.list(ctx.appRepo.list().filter((a) => !a.removedAt && (all || grants!.has(a.slug))));
       },
       { auth: { role: "any" }, detail: { tags: ["apps"], summary: "Apps the caller can see, with live status" } },
     )

@@ -13,6 +13,7 @@ import type { Secrets } from "../../lib/crypto";
 import type { Actor } from "../activity/model";
 import type { Activity } from "../activity/service";
 import type { AppRepo, AppRow } from "../apps/repo";
+import { serviceSummaries } from "../apps/view";
 import type { ComposeRun } from "./compose-run";
 import { diffEndpoints } from "./endpoint-diff";
 import type { RunCtx } from "./operations";
@@ -108,6 +109,12 @@ export function createJournal(d: JournalDeps) {
           const routing = JSON.stringify(labels);
           d.repo.setVersionRouting(version.id, routing);
           version.routing = routing;
+        }
+        // and what an app's view shows of its services, read instead of parsing the compose file again
+        if (version.services === null) {
+          const services = JSON.stringify(serviceSummaries(parsed));
+          d.repo.setVersionServices(version.id, services);
+          version.services = services;
         }
         if (current?.id === version.id) return version;
         const before = current ? safeParse(current.compose, d.secrets.open(current.envSealed)) : null;

@@ -3,9 +3,12 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db";
 import { composeVersions, deploys } from "../../db/schema";
 import type { DeployStatus } from "../../shared/deploys";
+import type { LastDeployRow } from "../apps/view";
 
 export type VersionRow = typeof composeVersions.$inferSelect;
 export type DeployRow = typeof deploys.$inferSelect;
+
+const LAST_DEPLOY_COLUMNS = "id, action, status, error, started_at AS startedAt, finished_at AS finishedAt";
 
 /** Build the repository. */
 export function createDeployRepo(db: Db) {
@@ -42,6 +45,12 @@ export function createDeployRepo(db: Db) {
     /** Keep a version's routing settings (JSON of its labels) so a start need not check its compose again. */
     setVersionRouting: (id: number, routing: string) =>
       o.update(composeVersions).set({ routing }).where(eq(composeVersions.id, id)).run(),
+    /** A version's service summaries (JSON), null when not kept; what an app's view shows without a parse. */
+    versionServices: (id: number): string | null =>
+      db.sqlite.query<{ services: string | null }, [number]>("SELECT services FROM compose_versions WHERE id = ?").get(id)
+        ?.services ?? null,
+    setVersionServices: (id: number, services: string) =>
+      o.update(composeVersions).set({ services }).where(eq(composeVersions.id, id)).run(),
 
     insertDeploy: (d: { appId: number; versionId: number | null; action: string; source: string; now: string }) =>
       o
@@ -69,23 +78,23 @@ export function createDeployRepo(db: Db) {
     deploy: (id: number) => o.select().from(deploys).where(eq(deploys.id, id)).get(),
     recentDeploys: (appId: number, limit: number) =>
       o.select().from(deploys).where(eq(deploys.appId, appId)).orderBy(desc(deploys.id)).limit(limit).all(),
-    /** The latest deploy of an app: a cached statement, as the apps list reads it for every app. */
+    /** The latest deploy of an app: a cached statement. */
     lastDeploy: (appId: number) =>
       db.sqlite
-        .query<
-          {
-            id: number;
-            action: string;
-            status: DeployStatus;
-            error: string | null;
-            startedAt: string;
-            finishedAt: string | null;
-          },
-          [number]
-        >(
-          "SELECT id, action, status, error, started_at AS startedAt, finished_at AS finishedAt FROM deploys WHERE app_id = ? ORDER BY id DESC LIMIT 1",
-        )
+        .query<LastDeployRow, [number]>(`SELECT ${LAST_DEPLOY_COLUMNS} FROM deploys WHERE app_id = ? ORDER BY id DESC LIMIT 1`)
         .get(appId) ?? undefined,
+    /**
+     * The latest deploy of every app, by app id, in one statement: the apps list reads it once instead of once per app
+     * (each statement is a read transaction of its own, about 11 us: 1.1 ms of a 100-app list, against 0.05).
+     */
+    lastDeploys: (): Map<number, LastDeployRow> => {
+      const rows = db.sqlite
+        .query<LastDeployRow & { appId: number }, []>(
+          `SELECT app_id AS appId, ${LAST_DEPLOY_COLUMNS} FROM deploys WHERE id IN (SELECT max(id) FROM deploys GROUP BY app_id)`,
+        )
+        .all();
+      return new Map(rows.map(({ appId, ...row }) => [appId, row]));
+    },
     /** A version's number (1, 2, 3... per app), without its compose text; a cached statement. */
     versionNumber: (id: number): number | null =>
       db.sqlite.query<{ version: number }, [number]>("SELECT version FROM compose_versions WHERE id = ?").get(id)?.version ??

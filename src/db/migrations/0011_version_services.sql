@@ -1,0 +1,1 @@
+ALTER TABLE `compose_versions` ADD `services` text;
