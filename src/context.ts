@@ -180,8 +180,9 @@ export function createContext(config: Readonly<Config>, opts: ContextOptions = {
   const appRepo = createAppRepo(db);
   const deployRepo = createDeployRepo(db);
   const appFiles = createAppFiles(config.apps_dir, config.data_dir);
-  // one full collection once a batch of deploys has ended: left to the engine, a burst's garbage stays resident
-  const afterDeploys = createIdleCollector({ idle: () => deployOutput.inFlight() === 0 });
+  // one full collection once a batch of deploys has ended (left to the engine, a burst's garbage stays resident),
+  // and the code compiled for it dropped, at most every 10 minutes
+  const afterDeploys = createIdleCollector({ idle: () => deployOutput.inFlight() === 0, shrink: {} });
   const deployOutput = new DeployOutput(
     () => clock.now(),
     () => afterDeploys.poke(),
