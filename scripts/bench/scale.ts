@@ -209,6 +209,10 @@ interface Row {
   ready: number;
   routes: number;
   rssAfterRestart: number;
+  /** The anonymous part of each RSS figure (heap, JIT code, stacks; the rest is file-backed, mostly the executable). */
+  anonSettled: number;
+  anonIdle: number;
+  anonAfterRestart: number;
 }
 
 async function main() {
@@ -237,7 +241,7 @@ async function main() {
       deployed = n;
       await allRoutes(proxy, n, performance.now());
       await Bun.sleep(SETTLE * 1000);
-      const rss = rssOf(s.pid).rss;
+      const { rss, anon: anonSettled } = rssOf(s.pid);
       if (v.memory) console.log(`memory after ${n} deploys: ${await snapshot(s)}`);
       const list = await timed(s, "/api/apps", SAMPLES);
       const one = await timed(s, `/api/apps/${slug(1)}`, SAMPLES);
@@ -252,7 +256,8 @@ async function main() {
       const rows0 = metricRows(s.dir);
       await Bun.sleep(IDLE * 1000);
       const cpuPerTick = ((cpuOf(s.pid) - cpu0) / IDLE) * 10;
-      const rssIdle = rssOf(s.pid).rss;
+      const { rss: rssIdle, anon: anonIdle } = rssOf(s.pid);
+      if (v.memory) console.log(`memory after the idle window with ${n + 1} apps: ${await snapshot(s)}`);
       const db1 = dbBytes(s.dir);
       const rowsPerHour = ((metricRows(s.dir) - rows0) * 3600) / IDLE;
       // restart over the same data
@@ -263,7 +268,7 @@ async function main() {
       const ready = performance.now() - tStart;
       const routes = await allRoutes(proxy, n + 1, tStart);
       await Bun.sleep(5000);
-      const rssAfterRestart = rssOf(s.pid).rss;
+      const { rss: rssAfterRestart, anon: anonAfterRestart } = rssOf(s.pid);
       if (v.memory) console.log(`memory after a restart with ${n + 1} apps: ${await snapshot(s)}`);
       // the extra app goes, so the next step starts from n
       const del = await s.api(`/api/apps/${slug(n + 1)}?volumes=true`, { method: "DELETE" });
@@ -287,6 +292,9 @@ async function main() {
         ready,
         routes,
         rssAfterRestart,
+        anonSettled,
+        anonIdle,
+        anonAfterRestart,
       };
       rows.push(row);
       console.log(JSON.stringify(row));
