@@ -225,7 +225,7 @@ export function createEdge(d: EdgeDeps): Edge {
 
     try {
       listeners = await startListeners({
-        config: { listenAddr: c.listen_addr, httpListenAddr, mode },
+        config: { listenAddr: c.listen_addr, httpListenAddr, mode, http2: c.proxy.http2 },
         handler,
         certs: cm,
         log,

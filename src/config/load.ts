@@ -61,6 +61,7 @@ export const ENV_KEYS: Record<string, [string, "string" | "int" | "list" | "bool
   SUNDECK_STREAMS_MAX_PER_USER: ["streams.max_per_user", "int"],
   SUNDECK_STREAMS_MAX_BUFFERED_MIB: ["streams.max_buffered_mib", "int"],
   SUNDECK_PROXY_MAX_CONNECTIONS_PER_IP: ["proxy.max_connections_per_ip", "int"],
+  SUNDECK_PROXY_HTTP2: ["proxy.http2", "bool"],
   SUNDECK_DOCKER_SUBNET_POOL: ["docker.subnet_pool", "string"],
   SUNDECK_DOCKER_SUBNET_PREFIX: ["docker.subnet_prefix", "int"],
   SUNDECK_GIT_SYNC_ENABLED: ["git_sync.enabled", "bool"],

@@ -3,7 +3,7 @@
  * - a TLS-ALPN-01 validator gets a handshake with the challenge certificate and acme-tls/1, and the connection closes
  *   (RFC 8737). A validator is a hello that names a host with a pending challenge and offers acme-tls/1.
  * - everyone else gets a server-side node:tls socket that picks the host's certificate by SNI. After the handshake the
- *   socket goes to the raw HTTP/1.1 engine.
+ *   socket goes to the raw HTTP/1.1 engine, or to the h2 terminator (src/proxy/h2) when the client chose ALPN `h2`.
  *
  * Certificates are looked up for each handshake, so a certificate change needs no new listener and drops nothing.
  * (Bun.serve had to be restarted for that, since `server.reload()` ignores `tls`.)
@@ -13,6 +13,7 @@ import { createSecureContext, type SecureContext, TLSSocket } from "node:tls";
 import type { Log } from "../log/logger";
 import { errorText } from "./certs/acme";
 import type { RawEngine } from "./h1/server";
+import type { H2Terminator } from "./h2/terminator";
 import { helloRecordLength, parseClientHello } from "./listeners-hello";
 import type { CertSource } from "./types";
 
@@ -93,6 +94,8 @@ export interface TlsFrontOptions {
   port: number;
   contexts: SniContexts;
   engine: RawEngine;
+  /** Where connections that negotiated ALPN `h2` go; null offers HTTP/1.1 only. */
+  h2: H2Terminator | null;
   log: Log;
 }
 
@@ -104,7 +107,8 @@ export interface TlsFront {
 
 /** Listen on `hostname:port` (SO_REUSEPORT, so a second Sundeck can start beside this one). */
 export async function openTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
-  const { contexts, engine, log } = opts;
+  const { contexts, engine, log, h2 } = opts;
+  const alpn = h2 === null ? undefined : ["h2", "http/1.1"];
   const handshaking = new Set<Socket>();
   const sni = (name: string, cb: (err: Error | null, ctx?: SecureContext) => void) => cb(null, contexts.lookup(name));
 
@@ -130,12 +134,14 @@ export async function openTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       isServer: true,
       secureContext: contexts.fallback,
       SNICallback: sni,
+      ALPNProtocols: alpn,
     } as ConstructorParameters<typeof TLSSocket>[1]);
     t.on("error", () => t.destroy());
     t.once("secure", () => {
       done();
       handshaking.delete(raw);
-      engine.adoptTls(t, peer);
+      if (h2 !== null && t.alpnProtocol === "h2") h2.adopt(t, peer);
+      else engine.adoptTls(t, peer);
     });
   };
 

@@ -6,9 +6,10 @@
 import { type CidrSet, clientIp, normalizeIp } from "../lib/net";
 import type { Log } from "../log/logger";
 import { ConnectionCaps } from "./h1/caps";
-import type { HeaderList } from "./h1/framing";
 import { type EngineLimits, engineLimits } from "./h1/limits";
 import { RawEngine, type RawServer, serveRaw } from "./h1/server";
+import { H2Terminator } from "./h2/terminator";
+import type { HeaderSource } from "./headers";
 import { plainAnswers } from "./listeners-plain";
 import { openTlsFront, SniContexts } from "./listeners-tls";
 import type { CertSource, ConnInfo, ProxyHandler, TlsMode } from "./types";
@@ -18,6 +19,8 @@ export interface ListenerConfig {
   /** Empty disables the plain listener. */
   httpListenAddr: string;
   mode: TlsMode;
+  /** Offer HTTP/2 (ALPN `h2`) on the TLS listener (`proxy.http2`). */
+  http2?: boolean;
 }
 
 export interface ListenerOptions {
@@ -79,7 +82,7 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
   const main = parseListenAddr(config.listenAddr);
 
   /** The client behind peer `addr`, resolved through X-Forwarded-For when the peer is a trusted proxy. */
-  const info = (addr: string, headers: HeaderList, secure: boolean): ConnInfo => {
+  const info = (addr: string, headers: HeaderSource, secure: boolean): ConnInfo => {
     if (!opts.trusted || opts.trusted.size === 0) return { clientIp: normalizeIp(addr), secure };
     const ip = clientIp(addr, headers.get("x-forwarded-for"), opts.trusted);
     return { clientIp: ip, secure, trustForwarded: opts.trusted.has(addr) };
@@ -112,11 +115,13 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
   const contexts = new SniContexts(certs, log);
   const unsubscribe = certs.onChange(() => contexts.refresh());
   const engine = new RawEngine(engineOptions);
+  const h2 = config.http2 ? new H2Terminator({ core: handler.core, info, pool: engine.pool, limits: engine.limits, log }) : null;
   let front: Awaited<ReturnType<typeof openTlsFront>>;
   try {
-    front = await openTlsFront({ hostname: main.hostname, port: main.port, contexts, engine, log });
+    front = await openTlsFront({ hostname: main.hostname, port: main.port, contexts, engine, h2, log });
   } catch (e) {
     unsubscribe();
+    void h2?.stop(true);
     throw e;
   }
   const port = front.port;
@@ -134,6 +139,7 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     } catch (e) {
       unsubscribe();
       front.close();
+      void h2?.stop(true);
       throw e;
     }
   }
@@ -157,7 +163,7 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     async stop(closeActive = false) {
       unsubscribe();
       front.close();
-      await Promise.all([engine.stop(closeActive), plain?.stop(closeActive)]);
+      await Promise.all([engine.stop(closeActive), plain?.stop(closeActive), h2?.stop(closeActive)]);
     },
   };
 }

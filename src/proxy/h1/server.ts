@@ -14,11 +14,11 @@ import type { TLSSocket } from "node:tls";
 import type { Socket, TCPSocketListener } from "bun";
 import type { Log } from "../../log/logger";
 import type { ProxyCore } from "../handler";
+import type { HeaderSource } from "../headers";
 import type { LocalAnswer } from "../pages";
 import type { ConnInfo } from "../types";
 import { ConnectionCaps } from "./caps";
 import { ClientConn } from "./client";
-import type { HeaderList } from "./framing";
 import { type EngineLimits, engineLimits } from "./limits";
 import { BunLink, type ClientLink, TlsLink } from "./link";
 import { UpstreamPool } from "./pool";
@@ -35,7 +35,7 @@ export interface EarlyRequest {
 export interface EngineOptions {
   core: ProxyCore;
   /** The client as the handler sees it, from the socket's peer address and the request's headers. */
-  info(peer: string, headers: HeaderList, secure: boolean): ConnInfo;
+  info(peer: string, headers: HeaderSource, secure: boolean): ConnInfo;
   /** Answer a request before routing (ACME challenges, redirects); null passes it to the proxy. */
   early?(r: EarlyRequest): LocalAnswer | null;
   /** Peers exempt from the per-address connection cap (trusted proxies carry many clients). */
