@@ -6,7 +6,7 @@
  * certificates from the local CA (`local`). The global rate limit is in force but raised out of the way (as a
  * `sundeck.ratelimit.*` label would), so the limiter runs on every request without refusing any.
  *
- *   bun scripts/bench/proxy-sundeck.ts --upstream 127.0.0.1:PORT --host app.bench.test --dir DIR [--tls off|local]
+ *   bun scripts/bench/proxy-sundeck.ts --upstream 127.0.0.1:PORT --host app.bench.test --dir DIR [--tls off|local] [--http2]
  *
  * Prints `READY {"port":N}` once listening. On SIGTERM it stops the listener gracefully, flushes the stats and prints
  * `STATS {"recorded":N,"stored":N}` (requests counted by the stats sink, and what the database then holds).
@@ -41,6 +41,7 @@ async function main() {
       host: { type: "string", default: "app.bench.test" },
       dir: { type: "string" },
       tls: { type: "string", default: "off" },
+      http2: { type: "boolean", default: false },
     },
   });
   if (!v.upstream || !v.dir) throw new Error("--upstream and --dir are required");
@@ -102,7 +103,7 @@ async function main() {
   await certs.setHosts(table.hostTls().map((h) => ({ host: h.host, tls: h.tls ?? mode, app: BENCH_APP })));
 
   const listeners = await startListeners({
-    config: { listenAddr: "127.0.0.1:0", httpListenAddr: "", mode },
+    config: { listenAddr: "127.0.0.1:0", httpListenAddr: "", mode, http2: v.http2 },
     handler,
     certs,
     log,

@@ -3,6 +3,7 @@
  * and through Caddy as a reverse proxy, on the same upstream in one run, loopback only.
  *
  *   bun scripts/bench/proxy.ts [--duration 10] [--threads 2] [--rounds 3] [--rate 1000] [--tls] [--reference]
+ *   bun scripts/bench/proxy.ts --h2 [--duration 10] [--rounds 3]   (HTTP/2 against Caddy: proxy-h2.ts)
  *
  * Two loads per path and body: the most it takes (`wrk -t2 -c50`) and a moderate, paced load (about --rate req/s
  * over 10 connections, far below saturation). Runs are interleaved (the paths take turns in a rotated order) and
@@ -14,6 +15,7 @@ import { cpus, loadavg, release, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { table } from "./measure";
+import { runH2 } from "./proxy-h2";
 import {
   BODY_LABEL,
   type BodyKey,
@@ -68,6 +70,7 @@ interface Options {
   phases: boolean;
   profile: boolean;
   keep: boolean;
+  h2: boolean;
 }
 
 function options(): Options {
@@ -88,6 +91,7 @@ function options(): Options {
       "no-phases": { type: "boolean", default: false },
       profile: { type: "boolean", default: false },
       keep: { type: "boolean", default: false },
+      h2: { type: "boolean", default: false },
     },
   });
   const list = <T extends string>(text: string, allowed: readonly T[], name: string): T[] => {
@@ -110,6 +114,7 @@ function options(): Options {
     phases: !v["no-phases"],
     profile: v.profile!,
     keep: v.keep!,
+    h2: v.h2!,
   };
   const whole = (n: number, lo: number, hi: number) => Number.isInteger(n) && n >= lo && n <= hi;
   if (!whole(o.duration, 1, 600)) throw new Error("--duration must be whole seconds from 1 to 600");
@@ -196,6 +201,10 @@ async function main() {
   process.on("SIGTERM", () => interrupted("terminated"));
 
   try {
+    if (o.h2) {
+      process.exitCode = (await runH2(o, dir, import.meta.dir)) ? 0 : 1;
+      return;
+    }
     const caddyVersion = (await new Response(Bun.spawn(["caddy", "version"], { stdout: "pipe" }).stdout).text()).trim();
     const wrkVersion = (await new Response(Bun.spawn(["wrk", "-v"], { stdout: "pipe", stderr: "pipe" }).stdout).text())
       .split("\n")[0]
