@@ -8,7 +8,7 @@ import { until } from "./http";
 export const ADMIN = "admin";
 export const ADMIN_PASSWORD = "first-run-password";
 
-const CHROMIUM_ARGS = [
+export const CHROMIUM_ARGS = [
   "--headless",
   "--no-sandbox",
   "--disable-gpu",
