@@ -14,7 +14,8 @@ import { discard, type UpstreamPool, type UpstreamSocket, type UpstreamUser } fr
 import { serializeHead } from "../h1/wire";
 import type { Admitted, ProxyCore } from "../handler";
 import { connectionTokens, HSTS_VALUE, headerOptions, responseHeaderPairs, upstreamHeaderPairs } from "../headers";
-import { errorAnswer, type LocalAnswer } from "../pages";
+import { errorAnswer } from "../pages";
+import { answerResponse, bodyFraming } from "./messages";
 
 /** Most bytes of an upstream response head (as the HTTP/1.1 engine). */
 const MAX_RESPONSE_HEAD = 64 * 1024;
@@ -27,19 +28,6 @@ export interface ForwardDeps {
   core: ProxyCore;
   pool: UpstreamPool;
   limits: EngineLimits;
-}
-
-/** A LocalAnswer as a fetch Response (HEAD answered without its body). */
-export function answerResponse(a: LocalAnswer, method: string): Response {
-  return new Response(method === "HEAD" ? null : a.body, { status: a.status, headers: a.headers });
-}
-
-/** The request body framing toward the upstream. */
-function bodyFraming(req: Request): { line: string; bodyless: boolean } {
-  const cl = req.headers.get("content-length");
-  if (cl !== null) return { line: `content-length: ${cl}\r\n`, bodyless: cl === "0" || req.body === null };
-  if (req.body === null) return { line: "", bodyless: true };
-  return { line: "transfer-encoding: chunked\r\n", bodyless: false };
 }
 
 /** Forward `req` (admitted as `a`) and resolve with the upstream's response, or Sundeck's own error answer. */

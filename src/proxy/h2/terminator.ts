@@ -19,7 +19,8 @@ import { normalizeInfo, type ProxyCore } from "../handler";
 import type { HeaderSource } from "../headers";
 import { errorAnswer } from "../pages";
 import type { ConnInfo } from "../types";
-import { answerResponse, forward } from "./forward";
+import { forward } from "./forward";
+import { answerResponse } from "./messages";
 
 export interface H2Options {
   core: ProxyCore;
